@@ -1,0 +1,1115 @@
+/* policy.c - THE policy validator: built-in defaults, JSON loading, operator overrides and the
+ * effective policy as JSON.  One table of keys drives all four, so they cannot disagree about a
+ * key's type, range, order or which direction of change loosens it.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <json-c/json.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include "policy.h"
+#include "util.h"
+
+#define POLICY_FILE_MAX   (1024 * 1024) /* policy and seccomp files; real ones are ~1 KiB */
+#define POLICY_JSON_DEPTH 16            /* a policy is 2 levels deep; refuse absurd nesting early */
+#define IMAGE_REF_MAX     512
+#define POLICY_ID_MAX     4294967294ULL /* (uid_t)-1 means "unchanged" to the kernel */
+#define OVERRIDE_ORIGIN   "command line"
+#define ALNUM             "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+
+enum key_kind {
+	KEY_INT,
+	KEY_CPUS,
+	KEY_BOOL,
+	KEY_STRING,
+	KEY_OPT_STRING,
+	KEY_ISOLATION,
+	KEY_IMAGES
+};
+
+/* Which change of the value loosens the policy (the caller of an override must warn). */
+enum loosen { LOOSE_NEVER, LOOSE_UP, LOOSE_DOWN, LOOSE_CHANGE };
+
+/* Checks a string value; on failure returns -1 and fills `why` (without the key). */
+typedef int (*string_check_fn)(const char *v, char *why, size_t why_len);
+
+struct policy_key {
+	const char *name;
+	enum key_kind kind;
+	size_t offset;
+	bool is_long; /* KEY_INT: the field is a long, else an int */
+	long min, max;
+	enum loosen loosen;
+	string_check_fn check;
+};
+
+static const char *const default_images[BRIG_LANG_COUNT] = {
+	[BRIG_LANG_PYTHON] = "brig/python:bookworm",
+	[BRIG_LANG_NODE] = "brig/node:bookworm",
+	[BRIG_LANG_SHELL] = "brig/shell:bookworm",
+};
+
+/* The policy file's spelling of the isolation levels (a file format contract, not a label). */
+static const char *const isolation_names[] = {
+	[BRIG_ISOLATION_CONTAINER] = "container",
+	[BRIG_ISOLATION_GVISOR] = "gvisor",
+};
+
+static inline void json_putp(json_object **o)
+{
+	if (*o)
+		json_object_put(*o);
+}
+#define cleanup_json __attribute__((cleanup(json_putp)))
+
+static inline void policy_freep(brig_policy **p)
+{
+	brig_policy_free(*p);
+}
+#define cleanup_policy __attribute__((cleanup(policy_freep)))
+
+/* ---- small helpers ------------------------------------------------------------------------- */
+
+/* `s` double-quoted, escaped and bounded: values from a file or a command line end up on an
+ * operator's terminal. */
+static char *quoted(const char *s)
+{
+	strbuf sb;
+	sb_init(&sb);
+	sb_puts(&sb, "\"");
+	size_t i = 0;
+	for (; s[i] && i < 80; i++) {
+		unsigned char c = (unsigned char)s[i];
+		if (c == '"' || c == '\\')
+			sb_printf(&sb, "\\%c", c);
+		else if (c < 0x20 || c >= 0x7f)
+			sb_printf(&sb, "\\x%02x", c);
+		else
+			sb_append(&sb, &s[i], 1);
+	}
+	sb_puts(&sb, s[i] ? "\"..." : "\"");
+	return sb_steal(&sb);
+}
+
+/* A key name as shown in a message: as is when plain, quoted otherwise (it may be anything). */
+static char *key_display(const char *key)
+{
+	if (*key && strspn(key, ALNUM "_.-") == strlen(key))
+		return xstrdup(key);
+	return quoted(key);
+}
+
+/* Every validation error has one shape: "ORIGIN: KEY.PATH: reason". */
+static int __attribute__((format(printf, 5, 6)))
+key_fail(brig_error **err, int status, const char *origin, const char *key, const char *fmt, ...)
+{
+	if (!err)
+		return status;
+	va_list ap;
+	va_start(ap, fmt);
+	brig_error *e = brig_error_newv(status, 0, fmt, ap);
+	va_end(ap);
+	brig_error_free(*err);
+	*err = e;
+	cleanup_free char *k = key_display(key);
+	brig_error_prefix(err, "%s: %s", origin, k);
+	return status;
+}
+
+static bool has_control_char(const char *s)
+{
+	for (; *s; s++)
+		if ((unsigned char)*s < 0x20 || *s == 0x7f)
+			return true;
+	return false;
+}
+
+static bool is_lower_hex(const char *s, size_t n)
+{
+	return strlen(s) == n && strspn(s, "0123456789abcdef") == n;
+}
+
+static void replace_str(char **slot, const char *v)
+{
+	free(*slot);
+	*slot = v ? xstrdup(v) : NULL;
+}
+
+static int isolation_parse(const char *s)
+{
+	for (int i = BRIG_ISOLATION_CONTAINER; i <= BRIG_ISOLATION_GVISOR; i++)
+		if (strcmp(s, isolation_names[i]) == 0)
+			return i;
+	return -1;
+}
+
+static bool isolation_valid(int i)
+{
+	return i == BRIG_ISOLATION_CONTAINER || i == BRIG_ISOLATION_GVISOR;
+}
+
+/* Exact language names only: the images object of a file is no place for aliases. */
+static int language_index(const char *name)
+{
+	for (int i = 0; i < BRIG_LANG_COUNT; i++)
+		if (strcmp(name, brig_language_name((brig_language)i)) == 0)
+			return i;
+	return -1;
+}
+
+/* ---- files and JSON text ------------------------------------------------------------------- */
+
+/* Read a whole file of at most `cap` bytes into sb (NUL-terminated).  -1 with errno on failure,
+ * EFBIG when too large.  No O_NONBLOCK: a named pipe (e.g. <(jq ...)) is a fine policy source. */
+static int read_file_capped(const char *path, size_t cap, strbuf *sb)
+{
+	cleanup_close int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return -1;
+	char buf[16384];
+	for (;;) {
+		ssize_t n = read(fd, buf, sizeof buf);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return (int)n;
+		sb_append(sb, buf, (size_t)n);
+		if (sb->len > cap) {
+			errno = EFBIG;
+			return -1;
+		}
+	}
+}
+
+/* 1-based line and byte column of offset `off`. */
+static void locate(const char *text, size_t off, size_t *line, size_t *col)
+{
+	size_t start = 0;
+	*line = 1;
+	for (size_t i = 0; i < off; i++) {
+		if (text[i] == '\n') {
+			(*line)++;
+			start = i + 1;
+		}
+	}
+	*col = off - start + 1;
+}
+
+/* Parse NUL-terminated `text` (`len` bytes) as one strict JSON value into *out (NULL for a
+ * JSON null).  On failure returns -1 and fills `why` with "LINE:COL: invalid JSON: reason". */
+static int parse_json(const char *text, size_t len, json_object **out, char *why, size_t why_len)
+{
+	size_t line, col;
+	const char *nul = memchr(text, '\0', len);
+	*out = NULL;
+	if (nul || len >= INT_MAX) {
+		locate(text, nul ? (size_t)(nul - text) : 0, &line, &col);
+		snprintf(why, why_len, "%zu:%zu: invalid JSON: %s", line, col,
+			 nul ? "NUL byte" : "too large");
+		return -1;
+	}
+	json_tokener *tok = json_tokener_new_ex(POLICY_JSON_DEPTH);
+	if (!tok)
+		abort();
+	json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
+	/* Pass the terminating NUL too, so that a trailing number or literal is complete. */
+	*out = json_tokener_parse_ex(tok, text, (int)len + 1);
+	enum json_tokener_error jerr = json_tokener_get_error(tok);
+	if (jerr != json_tokener_success) {
+		locate(text, json_tokener_get_parse_end(tok), &line, &col);
+		snprintf(why, why_len, "%zu:%zu: invalid JSON: %s", line, col,
+			 json_tokener_error_desc(jerr));
+	}
+	json_tokener_free(tok);
+	return jerr == json_tokener_success ? 0 : -1;
+}
+
+int policy_read_seccomp(const char *path, char **text, char *why, size_t why_len)
+{
+	strbuf sb;
+	sb_init(&sb);
+	*text = NULL;
+	if (read_file_capped(path, POLICY_FILE_MAX, &sb) < 0) {
+		int e = errno;
+		sb_free(&sb);
+		if (e == EFBIG)
+			snprintf(why, why_len, "%s is larger than 1 MiB", path);
+		else
+			snprintf(why, why_len, "cannot read %s: %s", path, strerror(e));
+		return -1;
+	}
+	size_t len = sb.len;
+	cleanup_free char *data = sb_steal(&sb);
+	char jwhy[256];
+	cleanup_json json_object *obj = NULL;
+	if (parse_json(data, len, &obj, jwhy, sizeof jwhy) < 0) {
+		snprintf(why, why_len, "%s:%s", path, jwhy);
+		return -1;
+	}
+	if (!json_object_is_type(obj, json_type_object)) {
+		snprintf(why, why_len,
+			 "%s is not a JSON object (a seccomp profile is {\"defaultAction\": ...})",
+			 path);
+		return -1;
+	}
+	*text = steal_pointer(&data);
+	return 0;
+}
+
+/* ---- string checks --------------------------------------------------------------------------- */
+
+/* A decimal id without sign or spaces, 0..POLICY_ID_MAX; false (and *range if too big) if not. */
+static bool parse_id(const char *s, size_t n, unsigned long long *out, bool *range)
+{
+	unsigned long long v = 0;
+	*range = false;
+	if (n == 0 || strspn(s, "0123456789") < n)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		v = v * 10 + (unsigned long long)(s[i] - '0');
+		if (v > POLICY_ID_MAX) {
+			*range = true;
+			return false;
+		}
+	}
+	*out = v;
+	return true;
+}
+
+/* Numeric "UID:GID" only: a name would be resolved by the image, which the operator does not
+ * control, and root is refused outright. */
+static int check_user(const char *v, char *why, size_t n)
+{
+	cleanup_free char *q = quoted(v);
+	const char *colon = strchr(v, ':');
+	unsigned long long id[2];
+	bool range[2] = { false, false };
+	if (!colon || !parse_id(v, (size_t)(colon - v), &id[0], &range[0]) ||
+	    !parse_id(colon + 1, strlen(colon + 1), &id[1], &range[1])) {
+		if (range[0] || range[1])
+			snprintf(why, n, "%s: %s is out of range (1..%llu)", q,
+				 range[0] ? "uid" : "gid", POLICY_ID_MAX);
+		else
+			snprintf(why, n, "%s is not a numeric UID:GID (write e.g. 65534:65534)", q);
+		return -1;
+	}
+	if (id[0] == 0) {
+		snprintf(why, n, "uid 0 (root) is refused; use an unprivileged uid such as 65534");
+		return -1;
+	}
+	if (id[1] == 0) {
+		snprintf(why, n, "gid 0 (root) is refused; use an unprivileged gid such as 65534");
+		return -1;
+	}
+	return 0;
+}
+
+static int check_backend(const char *v, char *why, size_t n)
+{
+	size_t len = strlen(v);
+	if (len >= 1 && len <= 32 && strspn(v, "abcdefghijklmnopqrstuvwxyz0123456789-") == len)
+		return 0;
+	cleanup_free char *q = quoted(v);
+	snprintf(why, n,
+		 "%s is not a backend name (\"auto\", or 1 to 32 of a-z 0-9 -, e.g. docker-cli)",
+		 q);
+	return -1;
+}
+
+/* "engine", or an absolute path to a profile that is readable and a JSON object now, so that a
+ * typo fails at load time and not at the first run. */
+static int check_seccomp(const char *v, char *why, size_t n)
+{
+	if (strcmp(v, "engine") == 0)
+		return 0;
+	if (v[0] != '/' || has_control_char(v)) {
+		cleanup_free char *q = quoted(v);
+		snprintf(why, n,
+			 "%s is neither \"engine\" nor an absolute path to a seccomp profile", q);
+		return -1;
+	}
+	cleanup_free char *text = NULL;
+	return policy_read_seccomp(v, &text, why, n);
+}
+
+/* Only the shape: whether it is writable is checked when a context opens it, so that
+ * `brig policy` works on a machine without the log directory. */
+static int check_audit_log(const char *v, char *why, size_t n)
+{
+	if (v[0] == '/' && !has_control_char(v))
+		return 0;
+	cleanup_free char *q = quoted(v);
+	snprintf(why, n, "%s is not an absolute path (or null for no audit log)", q);
+	return -1;
+}
+
+/* ---- image references ------------------------------------------------------------------------ */
+
+/* Characters of a reference: a strict subset also keeps shell and flag syntax out of argv. */
+static const char *bad_ref_char(const char *ref)
+{
+	for (const char *s = ref; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c <= 0x20 || c >= 0x7f)
+			return "whitespace, a control character or a non-ASCII byte";
+		if (!strchr(ALNUM "._-/:@", c))
+			return "a character that is not allowed in an image reference";
+	}
+	return NULL;
+}
+
+/* Repository path "[domain[:port]/]comp/comp": no empty component, lowercase components (the
+ * engine refuses uppercase), and a ':' only as the port of a leading domain. */
+static bool repository_ok(const char *name, size_t len)
+{
+	if (len == 0 || name[0] == '/' || name[len - 1] == '/')
+		return false;
+	const char *slash = memchr(name, '/', len);
+	size_t first = slash ? (size_t)(slash - name) : len;
+	bool domain = slash && (memchr(name, '.', first) || memchr(name, ':', first) ||
+				(first == 9 && strncmp(name, "localhost", 9) == 0));
+	size_t start = domain ? first + 1 : 0;
+	for (size_t i = start; i < len; i++) {
+		char c = name[i];
+		if (c == ':' || (c >= 'A' && c <= 'Z') || (c == '/' && name[i - 1] == '/'))
+			return false;
+	}
+	return true;
+}
+
+static bool tag_ok(const char *tag)
+{
+	size_t len = strlen(tag);
+	return len >= 1 && len <= 128 && strchr(ALNUM "_", tag[0]) &&
+	       strspn(tag, ALNUM "_.-") == len;
+}
+
+/* "name@sha256:<64 hex>" (the name may carry a tag too); fills why on failure. */
+static int check_digest_ref(const char *ref, const char *at, const char *q, char *why, size_t n)
+{
+	cleanup_free char *name = xstrndup(ref, (size_t)(at - ref));
+	const char *last = strrchr(name, '/');
+	char *colon = strchr(last ? last : name, ':');
+	bool ok = !colon || tag_ok(colon + 1);
+	if (colon)
+		*colon = '\0';
+	if (!ok || !repository_ok(name, strlen(name))) {
+		snprintf(why, n, "%s is not a valid image name", q);
+		return -1;
+	}
+	if (strncmp(at + 1, "sha256:", 7) != 0 || !is_lower_hex(at + 8, 64)) {
+		snprintf(why, n,
+			 "%s has an invalid digest (write name@sha256:<64 lowercase hex digits>)",
+			 q);
+		return -1;
+	}
+	return 0;
+}
+
+/* "name:tag" with the tag in the last path component ("reg:5000/python" has a port, no tag). */
+static int check_tag_ref(const char *ref, const char *q, char *why, size_t n)
+{
+	const char *last = strrchr(ref, '/');
+	const char *colon = strchr(last ? last : ref, ':');
+	if (!colon) {
+		snprintf(why, n, "%s has no tag or digest (write name:tag or name@sha256:...)", q);
+		return -1;
+	}
+	if (!tag_ok(colon + 1)) {
+		snprintf(why, n,
+			 "%s has an invalid tag (1 to 128 of A-Z a-z 0-9 _ . -, not starting with "
+			 ". or -)",
+			 q);
+		return -1;
+	}
+	if (!repository_ok(ref, (size_t)(colon - ref))) {
+		snprintf(why, n, "%s is not a valid image name", q);
+		return -1;
+	}
+	return 0;
+}
+
+/* Empty, too long, odd characters, or a leading '-' that an argv would take for a flag. */
+static const char *bad_ref_text(const char *ref)
+{
+	if (!*ref)
+		return "it is empty";
+	if (strlen(ref) > IMAGE_REF_MAX)
+		return "it is too long";
+	if (ref[0] == '-')
+		return "it starts with '-'";
+	return bad_ref_char(ref);
+}
+
+int policy_check_image(const char *ref, bool require_digest, char *why, size_t why_len)
+{
+	cleanup_free char *q = quoted(ref ? ref : "");
+	const char *bad = bad_ref_text(ref ? ref : "");
+	if (bad) {
+		snprintf(why, why_len, "%s is not an image reference: %s", q, bad);
+		return -1;
+	}
+	bool pinned = strncmp(ref, "sha256:", 7) == 0 || strchr(ref, '@');
+	if (strncmp(ref, "sha256:", 7) == 0) {
+		if (!is_lower_hex(ref + 7, 64)) {
+			snprintf(why, why_len,
+				 "%s is not an image ID (sha256: and 64 lowercase hex digits)", q);
+			return -1;
+		}
+	} else {
+		const char *at = strchr(ref, '@');
+		if (at && strchr(at + 1, '@')) {
+			snprintf(why, why_len, "%s has more than one '@'", q);
+			return -1;
+		}
+		int r = at ? check_digest_ref(ref, at, q, why, why_len)
+			   : check_tag_ref(ref, q, why, why_len);
+		if (r < 0)
+			return r;
+	}
+	if (require_digest && !pinned) {
+		snprintf(why, why_len,
+			 "%s is not pinned by digest (require_digest is true; write "
+			 "name@sha256:<64 hex>)",
+			 q);
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- the key table ----------------------------------------------------------------------- */
+
+/* Kept by hand: clang-format mangles _Generic. */
+/* clang-format off */
+#define INT_KEY(n, f, lo, hi)                                                                      \
+	{                                                                                          \
+		.name = n, .kind = KEY_INT, .offset = offsetof(brig_policy, f),                    \
+		.is_long = _Generic(((brig_policy *)0)->f, long: true, default: false),            \
+		.min = lo, .max = hi, .loosen = LOOSE_UP                                           \
+	}
+/* clang-format on */
+#define KEY(n, k, f, l, c)                                                                        \
+	{                                                                                         \
+		.name = n, .kind = k, .offset = offsetof(brig_policy, f), .loosen = l, .check = c \
+	}
+
+/* In the order of brig-policy(5), which is also the order of brig_policy_to_json. */
+static const struct policy_key keys[] = {
+	INT_KEY("timeout_seconds", timeout_seconds, POLICY_TIMEOUT_MIN, POLICY_TIMEOUT_MAX),
+	INT_KEY("max_timeout_seconds", max_timeout_seconds, POLICY_TIMEOUT_MIN, POLICY_TIMEOUT_MAX),
+	INT_KEY("memory_mb", memory_mb, POLICY_MEMORY_MB_MIN, POLICY_MEMORY_MB_MAX),
+	KEY("cpus", KEY_CPUS, cpus, LOOSE_UP, NULL),
+	INT_KEY("pids_limit", pids_limit, POLICY_PIDS_MIN, POLICY_PIDS_MAX),
+	INT_KEY("nofile", nofile, POLICY_NOFILE_MIN, POLICY_NOFILE_MAX),
+	INT_KEY("tmpfs_mb", tmpfs_mb, POLICY_TMPFS_MB_MIN, POLICY_TMPFS_MB_MAX),
+	INT_KEY("max_input_bytes", max_input_bytes, POLICY_INPUT_MIN, POLICY_INPUT_MAX),
+	INT_KEY("max_output_bytes", max_output_bytes, POLICY_OUTPUT_MIN, POLICY_OUTPUT_MAX),
+	KEY("network", KEY_BOOL, network, LOOSE_UP, NULL),
+	KEY("user", KEY_STRING, user, LOOSE_NEVER, check_user),
+	KEY("images", KEY_IMAGES, images, LOOSE_NEVER, NULL),
+	KEY("require_digest", KEY_BOOL, require_digest, LOOSE_DOWN, NULL),
+	KEY("backend", KEY_STRING, backend, LOOSE_NEVER, check_backend),
+	KEY("isolation", KEY_ISOLATION, isolation, LOOSE_DOWN, NULL),
+	KEY("seccomp", KEY_STRING, seccomp_profile, LOOSE_CHANGE, check_seccomp),
+	INT_KEY("max_concurrent_runs", max_concurrent_runs, POLICY_CONCURRENT_MIN,
+		POLICY_CONCURRENT_MAX),
+	KEY("audit_log", KEY_OPT_STRING, audit_log, LOOSE_NEVER, check_audit_log),
+};
+#define N_KEYS (sizeof keys / sizeof keys[0])
+
+static const struct policy_key *key_find(const char *name)
+{
+	for (size_t i = 0; i < N_KEYS; i++)
+		if (strcmp(keys[i].name, name) == 0)
+			return &keys[i];
+	return NULL;
+}
+
+#define FIELD(p, k, type)  ((type *)((char *)(p) + (k)->offset))
+#define CFIELD(p, k, type) ((const type *)((const char *)(p) + (k)->offset))
+
+static long key_get_int(const brig_policy *p, const struct policy_key *k)
+{
+	return k->is_long ? *CFIELD(p, k, long) : *CFIELD(p, k, int);
+}
+
+/* Only called with a value already checked against [k->min, k->max]. */
+static void key_set_int(brig_policy *p, const struct policy_key *k, long v)
+{
+	if (k->is_long)
+		*FIELD(p, k, long) = v;
+	else
+		*FIELD(p, k, int) = (int)v;
+}
+
+/* Numeric view of a key, for the loosening comparison. */
+static double key_number(const brig_policy *p, const struct policy_key *k)
+{
+	switch (k->kind) {
+	case KEY_INT:
+		return (double)key_get_int(p, k);
+	case KEY_CPUS:
+		return p->cpus;
+	case KEY_BOOL:
+		return *CFIELD(p, k, bool);
+	case KEY_ISOLATION:
+		return p->isolation;
+	default:
+		return 0;
+	}
+}
+
+/* ---- validation -------------------------------------------------------------------------- */
+
+static int check_int(const struct policy_key *k, long long v, const char *origin, brig_error **err)
+{
+	if (v >= k->min && v <= k->max)
+		return 0;
+	return key_fail(err, BRIG_E_POLICY, origin, k->name, "%lld is out of range (%ld..%ld)", v,
+			k->min, k->max);
+}
+
+static int check_cpus(double v, const char *origin, brig_error **err)
+{
+	if (v >= POLICY_CPUS_MIN && v <= POLICY_CPUS_MAX) /* false for NaN too */
+		return 0;
+	return key_fail(err, BRIG_E_POLICY, origin, "cpus", "%g is out of range (%g..%g)", v,
+			POLICY_CPUS_MIN, POLICY_CPUS_MAX);
+}
+
+static int check_string(const struct policy_key *k, const char *v, const char *origin,
+			brig_error **err)
+{
+	char why[512];
+	if (!v)
+		return key_fail(err, BRIG_E_POLICY, origin, k->name, "missing");
+	if (k->check(v, why, sizeof why) < 0)
+		return key_fail(err, BRIG_E_POLICY, origin, k->name, "%s", why);
+	return 0;
+}
+
+static int check_images(const brig_policy *p, const char *origin, brig_error **err)
+{
+	char why[512];
+	for (int i = 0; i < BRIG_LANG_COUNT; i++) {
+		const char *lang = brig_language_name((brig_language)i);
+		cleanup_free char *key = xasprintf("images.%s", lang);
+		if (policy_check_image(p->images[i], p->require_digest, why, sizeof why) < 0)
+			return key_fail(err, BRIG_E_POLICY, origin, key, "%s", why);
+	}
+	return 0;
+}
+
+static int validate_key(const brig_policy *p, const struct policy_key *k, const char *origin,
+			brig_error **err)
+{
+	switch (k->kind) {
+	case KEY_INT:
+		return check_int(k, key_get_int(p, k), origin, err);
+	case KEY_CPUS:
+		return check_cpus(p->cpus, origin, err);
+	case KEY_BOOL:
+		return 0;
+	case KEY_STRING:
+		return check_string(k, *CFIELD(p, k, char *), origin, err);
+	case KEY_OPT_STRING:
+		return *CFIELD(p, k, char *) ? check_string(k, *CFIELD(p, k, char *), origin, err)
+					     : 0;
+	case KEY_ISOLATION:
+		if (isolation_valid(p->isolation))
+			return 0;
+		return key_fail(err, BRIG_E_POLICY, origin, k->name, "%d is not an isolation level",
+				p->isolation);
+	case KEY_IMAGES:
+		return check_images(p, origin, err);
+	}
+	return 0;
+}
+
+static int validate_timeouts(const brig_policy *p, const char *origin, brig_error **err)
+{
+	if (p->max_timeout_seconds >= p->timeout_seconds)
+		return 0;
+	return key_fail(err, BRIG_E_POLICY, origin, "max_timeout_seconds",
+			"%d is below timeout_seconds (%d); a request could never get the default",
+			p->max_timeout_seconds, p->timeout_seconds);
+}
+
+int policy_validate(const brig_policy *p, const char *origin, brig_error **err)
+{
+	if (!p)
+		return brig_fail(err, BRIG_E_USAGE, 0, "policy_validate: no policy");
+	if (!origin)
+		origin = "policy";
+	for (size_t i = 0; i < N_KEYS; i++) {
+		int r = validate_key(p, &keys[i], origin, err);
+		if (r < 0)
+			return r;
+	}
+	return validate_timeouts(p, origin, err);
+}
+
+/* ---- lifetime ---------------------------------------------------------------------------- */
+
+brig_policy *brig_policy_new_default(void)
+{
+	brig_policy *p = xcalloc(1, sizeof *p);
+	p->timeout_seconds = 5;
+	p->max_timeout_seconds = 30;
+	p->memory_mb = 256;
+	p->cpus = 1.0;
+	p->pids_limit = 64;
+	p->nofile = 64;
+	p->tmpfs_mb = 64;
+	p->max_input_bytes = 65536;
+	p->max_output_bytes = 131072;
+	p->network = false;
+	p->user = xstrdup("65534:65534");
+	for (int i = 0; i < BRIG_LANG_COUNT; i++)
+		p->images[i] = xstrdup(default_images[i]);
+	p->require_digest = false;
+	p->backend = xstrdup("auto");
+	p->isolation = BRIG_ISOLATION_CONTAINER;
+	p->seccomp_profile = xstrdup("engine");
+	p->max_concurrent_runs = 4;
+	return p;
+}
+
+static char *dup_or_null(const char *s)
+{
+	return s ? xstrdup(s) : NULL;
+}
+
+brig_policy *brig_policy_copy(const brig_policy *p)
+{
+	if (!p)
+		return NULL;
+	brig_policy *c = xmalloc(sizeof *c);
+	*c = *p;
+	c->user = dup_or_null(p->user);
+	for (int i = 0; i < BRIG_LANG_COUNT; i++)
+		c->images[i] = dup_or_null(p->images[i]);
+	c->backend = dup_or_null(p->backend);
+	c->seccomp_profile = dup_or_null(p->seccomp_profile);
+	c->seccomp_deny = p->seccomp_deny ? strv_copy(p->seccomp_deny) : NULL;
+	c->audit_log = dup_or_null(p->audit_log);
+	return c;
+}
+
+void brig_policy_free(brig_policy *p)
+{
+	if (!p)
+		return;
+	free(p->user);
+	for (int i = 0; i < BRIG_LANG_COUNT; i++)
+		free(p->images[i]);
+	free(p->backend);
+	free(p->seccomp_profile);
+	strv_free(p->seccomp_deny);
+	free(p->audit_log);
+	free(p);
+}
+
+/* ---- loading JSON ---------------------------------------------------------------------------- */
+
+static const char *json_kind(json_object *v)
+{
+	switch (json_object_get_type(v)) {
+	case json_type_null:
+		return "null";
+	case json_type_boolean:
+		return "a boolean";
+	case json_type_int:
+		return "an integer";
+	case json_type_double:
+		return "a non-integer number";
+	case json_type_string:
+		return "a string";
+	case json_type_array:
+		return "an array";
+	case json_type_object:
+		return "an object";
+	}
+	return "an unknown value";
+}
+
+static int type_fail(brig_error **err, const char *origin, const char *key, const char *expected,
+		     json_object *v)
+{
+	return key_fail(err, BRIG_E_POLICY, origin, key, "expected %s, got %s", expected,
+			json_kind(v));
+}
+
+/* A JSON string without embedded NULs (C would silently cut it there). */
+static const char *json_string(json_object *v)
+{
+	if (!json_object_is_type(v, json_type_string))
+		return NULL;
+	const char *s = json_object_get_string(v);
+	return strlen(s) == (size_t)json_object_get_string_len(v) ? s : NULL;
+}
+
+static int string_fail(brig_error **err, const char *origin, const char *key, json_object *v)
+{
+	if (json_object_is_type(v, json_type_string))
+		return key_fail(err, BRIG_E_POLICY, origin, key, "contains a NUL character");
+	return type_fail(err, origin, key, "a string", v);
+}
+
+static int set_isolation(brig_policy *p, const char *s, const char *origin, brig_error **err)
+{
+	p->isolation = isolation_parse(s);
+	if (p->isolation > 0)
+		return 0;
+	cleanup_free char *q = quoted(s);
+	return key_fail(err, BRIG_E_POLICY, origin, "isolation",
+			"%s is not an isolation level (container or gvisor)", q);
+}
+
+static int apply_images(brig_policy *p, json_object *obj, const char *origin, brig_error **err)
+{
+	if (!json_object_is_type(obj, json_type_object))
+		return type_fail(err, origin, "images", "an object", obj);
+	json_object_object_foreach(obj, lang, val)
+	{
+		cleanup_free char *key = xasprintf("images.%s", lang);
+		int i = language_index(lang);
+		if (i < 0)
+			return key_fail(err, BRIG_E_POLICY, origin, key,
+					"unknown key (expected python, node or shell)");
+		const char *s = json_string(val);
+		if (!s)
+			return string_fail(err, origin, key, val);
+		replace_str(&p->images[i], s);
+	}
+	return 0;
+}
+
+static int apply_number(brig_policy *p, const struct policy_key *k, json_object *v,
+			const char *origin, brig_error **err)
+{
+	if (k->kind == KEY_CPUS) {
+		if (!json_object_is_type(v, json_type_int) &&
+		    !json_object_is_type(v, json_type_double))
+			return type_fail(err, origin, k->name, "a number", v);
+		p->cpus = json_object_get_double(v);
+		return check_cpus(p->cpus, origin, err);
+	}
+	if (!json_object_is_type(v, json_type_int))
+		return type_fail(err, origin, k->name, "an integer", v);
+	int64_t x = json_object_get_int64(v); /* saturates: out of range either way */
+	int r = check_int(k, x, origin, err);
+	if (r == 0)
+		key_set_int(p, k, (long)x);
+	return r;
+}
+
+/* Type-check one top-level value and store it; string contents are checked by policy_validate
+ * once the whole file is in (an image's check depends on require_digest). */
+static int apply_value(brig_policy *p, const struct policy_key *k, json_object *v,
+		       const char *origin, brig_error **err)
+{
+	const char *s = json_string(v);
+	switch (k->kind) {
+	case KEY_INT:
+	case KEY_CPUS:
+		return apply_number(p, k, v, origin, err);
+	case KEY_BOOL:
+		if (!json_object_is_type(v, json_type_boolean))
+			return type_fail(err, origin, k->name, "true or false", v);
+		*FIELD(p, k, bool) = json_object_get_boolean(v);
+		return 0;
+	case KEY_OPT_STRING:
+		if (!v) {
+			replace_str(FIELD(p, k, char *), NULL);
+			return 0;
+		}
+		/* fall through */
+	case KEY_STRING:
+		if (!s)
+			return string_fail(err, origin, k->name, v);
+		replace_str(FIELD(p, k, char *), s);
+		return 0;
+	case KEY_ISOLATION:
+		return s ? set_isolation(p, s, origin, err) : string_fail(err, origin, k->name, v);
+	case KEY_IMAGES:
+		return apply_images(p, v, origin, err);
+	}
+	return 0;
+}
+
+static int apply_object(brig_policy *p, json_object *obj, const char *origin, brig_error **err)
+{
+	json_object_object_foreach(obj, name, val)
+	{
+		const struct policy_key *k = key_find(name);
+		if (!k)
+			return key_fail(err, BRIG_E_POLICY, origin, name,
+					"unknown key (see brig-policy(5) for the keys)");
+		int r = apply_value(p, k, val, origin, err);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+/* `text` is NUL-terminated at text[len]. */
+static int load_buffer(const char *text, size_t len, const char *origin, brig_policy **out,
+		       brig_error **err)
+{
+	char why[256];
+	if (len > POLICY_FILE_MAX)
+		return brig_fail(err, BRIG_E_POLICY, 0, "%s: larger than 1 MiB", origin);
+	cleanup_json json_object *obj = NULL;
+	if (parse_json(text, len, &obj, why, sizeof why) < 0)
+		return brig_fail(err, BRIG_E_POLICY, 0, "%s:%s", origin, why);
+	if (!json_object_is_type(obj, json_type_object))
+		return brig_fail(err, BRIG_E_POLICY, 0,
+				 "%s: the top level must be a JSON object, not %s", origin,
+				 json_kind(obj));
+	cleanup_policy brig_policy *p = brig_policy_new_default();
+	int r = apply_object(p, obj, origin, err);
+	if (r == 0)
+		r = policy_validate(p, origin, err);
+	if (r == 0)
+		*out = steal_pointer(&p);
+	return r;
+}
+
+int brig_policy_load_string(const char *json, const char *origin, brig_policy **out,
+			    brig_error **err)
+{
+	if (!out || !json)
+		return brig_fail(err, BRIG_E_USAGE, 0, "brig_policy_load_string: NULL argument");
+	*out = NULL;
+	return load_buffer(json, strlen(json), origin ? origin : "policy", out, err);
+}
+
+int brig_policy_load_file(const char *path, brig_policy **out, brig_error **err)
+{
+	if (!out || !path)
+		return brig_fail(err, BRIG_E_USAGE, 0, "brig_policy_load_file: NULL argument");
+	*out = NULL;
+	strbuf sb;
+	sb_init(&sb);
+	if (read_file_capped(path, POLICY_FILE_MAX, &sb) < 0) {
+		int e = errno;
+		sb_free(&sb);
+		if (e == EFBIG)
+			return brig_fail(err, BRIG_E_POLICY, 0,
+					 "policy file %s is larger than 1 MiB", path);
+		return brig_fail(err, BRIG_E_POLICY, e, "cannot read policy file %s", path);
+	}
+	size_t len = sb.len;
+	cleanup_free char *text = sb_steal(&sb);
+	return load_buffer(text, len, path, out, err);
+}
+
+/* ---- output ------------------------------------------------------------------------------ */
+
+/* The shortest text that reads back as exactly `d`, always with a '.' or exponent so that it
+ * stays visibly a number of CPUs, not a count ("1.0", "0.5", not "0.50000000000000000"). */
+static json_object *cpus_to_json(double d)
+{
+	char buf[64];
+	for (int prec = 1; prec <= 17; prec++) {
+		snprintf(buf, sizeof buf, "%.*g", prec, d);
+		if (strtod(buf, NULL) == d)
+			break;
+	}
+	size_t len = strlen(buf);
+	if (!strpbrk(buf, ".eEni") && len + 3 <= sizeof buf)
+		memcpy(buf + len, ".0", 3);
+	return json_object_new_double_s(d, buf);
+}
+
+static json_object *images_to_json(const brig_policy *p)
+{
+	json_object *o = json_object_new_object();
+	for (int i = 0; i < BRIG_LANG_COUNT; i++)
+		json_object_object_add(o, brig_language_name((brig_language)i),
+				       p->images[i] ? json_object_new_string(p->images[i]) : NULL);
+	return o;
+}
+
+static json_object *key_to_json(const brig_policy *p, const struct policy_key *k)
+{
+	const char *s;
+	switch (k->kind) {
+	case KEY_INT:
+		return json_object_new_int64(key_get_int(p, k));
+	case KEY_CPUS:
+		return cpus_to_json(p->cpus);
+	case KEY_BOOL:
+		return json_object_new_boolean(*CFIELD(p, k, bool));
+	case KEY_STRING:
+	case KEY_OPT_STRING:
+		s = *CFIELD(p, k, char *);
+		return s ? json_object_new_string(s) : NULL;
+	case KEY_ISOLATION:
+		return isolation_valid(p->isolation)
+			       ? json_object_new_string(isolation_names[p->isolation])
+			       : NULL;
+	case KEY_IMAGES:
+		return images_to_json(p);
+	}
+	return NULL;
+}
+
+char *brig_policy_to_json(const brig_policy *p)
+{
+	if (!p)
+		return NULL;
+	cleanup_json json_object *obj = json_object_new_object();
+	for (size_t i = 0; i < N_KEYS; i++)
+		json_object_object_add(obj, keys[i].name, key_to_json(p, &keys[i]));
+	return xstrdup(json_object_to_json_string_ext(obj, JSON_C_TO_STRING_PRETTY |
+								   JSON_C_TO_STRING_NOSLASHESCAPE));
+}
+
+/* ---- operator overrides ------------------------------------------------------------------ */
+
+/* A decimal integer, optional '-', nothing else (strtol would also take spaces and '+'). */
+static bool parse_int_text(const char *s, long *out)
+{
+	const char *d = s[0] == '-' ? s + 1 : s;
+	return *d >= '0' && *d <= '9' && parse_long(s, LONG_MIN, LONG_MAX, out);
+}
+
+/* MiB, with an optional unit: 512, 512m, 512MiB, 2g, 2GB. */
+static bool parse_memory_mb(const char *s, long *out)
+{
+	static const char *const mib[] = { "", "m", "mb", "mib" }, *const gib[] = { "g", "gb",
+										    "gib" };
+	size_t n = strspn(s, "0123456789");
+	long v, mult = 0;
+	if (n == 0 || n > 12)
+		return false;
+	for (size_t i = 0; i < sizeof mib / sizeof *mib; i++)
+		if (strcasecmp(s + n, mib[i]) == 0)
+			mult = 1;
+	for (size_t i = 0; i < sizeof gib / sizeof *gib; i++)
+		if (strcasecmp(s + n, gib[i]) == 0)
+			mult = 1024;
+	cleanup_free char *digits = xstrndup(s, n);
+	if (!mult || !parse_long(digits, 0, LONG_MAX / 1024, &v))
+		return false;
+	*out = v * mult;
+	return true;
+}
+
+static int set_number_text(brig_policy *p, const struct policy_key *k, const char *value,
+			   brig_error **err)
+{
+	cleanup_free char *q = quoted(value);
+	long v;
+	if (k->kind == KEY_CPUS) {
+		if (!parse_double(value, -HUGE_VAL, HUGE_VAL, &p->cpus))
+			return key_fail(err, BRIG_E_POLICY, OVERRIDE_ORIGIN, k->name,
+					"%s is not a number", q);
+		return 0;
+	}
+	bool memory = k->offset == offsetof(brig_policy, memory_mb);
+	if (memory ? !parse_memory_mb(value, &v) : !parse_int_text(value, &v))
+		return key_fail(err, BRIG_E_POLICY, OVERRIDE_ORIGIN, k->name, "%s is not %s", q,
+				memory ? "a size in MiB (e.g. 512, 512m, 2g)" : "an integer");
+	int r = check_int(k, v, OVERRIDE_ORIGIN, err);
+	if (r == 0)
+		key_set_int(p, k, v);
+	return r;
+}
+
+/* Store the flag text `value` of key k (lang: which image) into p; types only, as for a file. */
+static int set_from_text(brig_policy *p, const struct policy_key *k, int lang, const char *value,
+			 brig_error **err)
+{
+	cleanup_free char *q = quoted(value);
+	switch (k->kind) {
+	case KEY_INT:
+	case KEY_CPUS:
+		return set_number_text(p, k, value, err);
+	case KEY_BOOL:
+		if (strcmp(value, "true") != 0 && strcmp(value, "false") != 0)
+			return key_fail(err, BRIG_E_POLICY, OVERRIDE_ORIGIN, k->name,
+					"%s is not true or false", q);
+		*FIELD(p, k, bool) = strcmp(value, "true") == 0;
+		return 0;
+	case KEY_OPT_STRING: /* "" or "null" unset it: a relative path is invalid anyway */
+		replace_str(FIELD(p, k, char *),
+			    *value && strcmp(value, "null") != 0 ? value : NULL);
+		return 0;
+	case KEY_STRING:
+		replace_str(FIELD(p, k, char *), value);
+		return 0;
+	case KEY_ISOLATION:
+		return set_isolation(p, value, OVERRIDE_ORIGIN, err);
+	case KEY_IMAGES:
+		replace_str(&p->images[lang], value);
+		return 0;
+	}
+	return 0;
+}
+
+/* The override key: a scalar key, or "images.<language>" (lang set). */
+static const struct policy_key *override_key(const char *name, int *lang)
+{
+	*lang = -1;
+	if (strncmp(name, "images.", 7) == 0) {
+		*lang = language_index(name + 7);
+		return *lang >= 0 ? key_find("images") : NULL;
+	}
+	const struct policy_key *k = key_find(name);
+	return k && k->kind != KEY_IMAGES ? k : NULL;
+}
+
+static bool is_looser(const brig_policy *old, const brig_policy *new, const struct policy_key *k)
+{
+	switch (k->loosen) {
+	case LOOSE_UP:
+		return key_number(new, k) > key_number(old, k);
+	case LOOSE_DOWN:
+		return key_number(new, k) < key_number(old, k);
+	case LOOSE_CHANGE:
+		return strcmp(*CFIELD(new, k, char *), *CFIELD(old, k, char *)) != 0;
+	case LOOSE_NEVER:
+		break;
+	}
+	return false;
+}
+
+int brig_policy_override(brig_policy *p, const char *key, const char *value, bool *loosened,
+			 brig_error **err)
+{
+	if (loosened)
+		*loosened = false;
+	if (!p || !key || !value)
+		return brig_fail(err, BRIG_E_USAGE, 0, "brig_policy_override: NULL argument");
+	int lang;
+	const struct policy_key *k = override_key(key, &lang);
+	if (!k)
+		return key_fail(err, BRIG_E_USAGE, OVERRIDE_ORIGIN, key, "unknown policy key");
+	/* Work on a copy: on any error the policy in force stays exactly as it was. */
+	cleanup_policy brig_policy *next = brig_policy_copy(p);
+	int r = set_from_text(next, k, lang, value, err);
+	/* Only this key and the cross-field rules: the rest was validated when loaded. */
+	if (r == 0)
+		r = validate_key(next, k, OVERRIDE_ORIGIN, err);
+	if (r == 0)
+		r = check_images(next, OVERRIDE_ORIGIN, err);
+	if (r == 0)
+		r = validate_timeouts(next, OVERRIDE_ORIGIN, err);
+	if (r < 0)
+		return r;
+	if (loosened)
+		*loosened = is_looser(p, next, k);
+	brig_policy tmp = *p;
+	*p = *next;
+	*next = tmp; /* the old contents are freed with `next` */
+	return 0;
+}

@@ -1,0 +1,94 @@
+/* policy.h - internal view of the policy: THE validator shared by every backend, and the
+ * translation policy + request -> container spec.  Only the host (libbrig) includes this;
+ * backends see nothing but the resulting brig_spec.
+ */
+#ifndef BRIG_POLICY_H
+#define BRIG_POLICY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "brig.h"
+#include "spec.h"
+
+/* Ranges enforced by the validator (documented in brig-policy(5)). */
+#define POLICY_TIMEOUT_MIN 1
+#define POLICY_TIMEOUT_MAX 3600
+#define POLICY_MEMORY_MB_MIN 16
+#define POLICY_MEMORY_MB_MAX 65536
+#define POLICY_CPUS_MIN 0.01
+#define POLICY_CPUS_MAX 64.0
+#define POLICY_PIDS_MIN 8
+#define POLICY_PIDS_MAX 4096
+#define POLICY_NOFILE_MIN 16
+#define POLICY_NOFILE_MAX 65536
+#define POLICY_TMPFS_MB_MIN 1
+#define POLICY_TMPFS_MB_MAX 4096
+#define POLICY_INPUT_MIN 1
+#define POLICY_INPUT_MAX (16 * 1024 * 1024)
+#define POLICY_OUTPUT_MIN 1024
+#define POLICY_OUTPUT_MAX (64 * 1024 * 1024)
+#define POLICY_CONCURRENT_MIN 1
+#define POLICY_CONCURRENT_MAX 64
+#define POLICY_SECCOMP_DENY_MAX 128
+
+struct brig_policy {
+	int timeout_seconds;     /* default wall time per run (5) */
+	int max_timeout_seconds; /* ceiling for a request (30) */
+	int memory_mb;           /* memory = memory+swap (256) */
+	double cpus;             /* (1.0) */
+	int pids_limit;          /* processes the program may have (64) */
+	int nofile;              /* RLIMIT_NOFILE (64) */
+	int tmpfs_mb;            /* size of the noexec /tmp (64) */
+	long max_input_bytes;    /* code size (65536) */
+	long max_output_bytes;   /* stdout + stderr combined (131072) */
+	bool network;            /* false: --network none */
+	char *user;              /* "65534:65534"; uid 0 refused */
+	char *images[BRIG_LANG_COUNT]; /* per language; must carry a tag or a digest */
+	bool require_digest;     /* images must be pinned by digest (name@sha256:... or sha256:...) */
+	char *backend;           /* "auto" or a backend name */
+	int isolation;           /* minimum brig_isolation (container) */
+	char *seccomp_profile;   /* "engine" (the engine's default) or an absolute path to a JSON
+	                          * profile; brig's own profile ("default") comes in a later issue */
+	char **seccomp_deny;     /* extra syscall names to deny, NULL-terminated (may be NULL);
+	                          * not a policy key yet: always NULL, only copied and freed */
+	int max_concurrent_runs; /* MCP server / library concurrency (4) */
+	char *audit_log;         /* path or NULL */
+};
+
+/* Validate every field (used after load and after overrides); `origin` names the source. */
+int policy_validate(const brig_policy *p, const char *origin, brig_error **err);
+
+/* Image reference check: a tag or a digest is required, and a digest when require_digest. */
+int policy_check_image(const char *ref, bool require_digest, char *why, size_t why_len);
+
+/* Read the seccomp profile at absolute `path` (at most 1 MiB, must parse to a JSON object) into
+ * *text (malloc'ed).  On failure returns -1 and says why (path included) in `why`. */
+int policy_read_seccomp(const char *path, char **text, char *why, size_t why_len);
+
+/* The pids limit to give the engine for a guest budget of `guest` processes.  Under gVisor the
+ * engine's pids cgroup also counts the sandbox's own host threads, so it is translated. */
+int64_t policy_engine_pids_limit(int64_t guest, int isolation);
+
+/* Field 22 (starttime) of a /proc/PID/stat text; the comm field may hold spaces and ')'.
+ * Returns 0, or -1 if the text is malformed.  Used for the brig.owner label and by gc. */
+int spec_parse_starttime(const char *stat_text, unsigned long long *out);
+
+/* Build the container spec for one request.  `runtime` is the OCI runtime of the backend that
+ * will render it ("runc", "runsc", ...); `isolation` its level (the pids limit is translated
+ * for gVisor).  Refuses (BRIG_E_REFUSED) input over max_input_bytes and, in REFUSE mode, a
+ * timeout above max_timeout_seconds; in CLAMP mode writes a notice into *notice (malloc'ed). */
+int policy_make_spec(const brig_policy *p, const brig_request *req, brig_timeout_mode mode,
+                     const char *runtime, int isolation, brig_spec **out, char **notice,
+                     brig_error **err);
+void spec_free(brig_spec *spec);
+/* The request-only refusals of policy_make_spec (language, code size, timeout), so a front end
+ * can refuse before probing any backend. */
+int policy_check_request(const brig_policy *p, const brig_request *req, brig_timeout_mode mode,
+                         brig_error **err);
+
+/* Fresh "brig-" + 16 lowercase hex digits from getrandom(2). */
+int spec_random_name(char *buf, size_t len);
+
+#endif /* BRIG_POLICY_H */

@@ -1,0 +1,53 @@
+/* spec.h - the container spec: the single point where a validated policy and a request become
+ * every flag of one container.  Backends only render it (docker CLI argv, Engine API JSON); they
+ * never read the policy.  The struct is part of the backend ABI (backends/brig-backend.h): fields
+ * are only ever appended, and struct_size tells a backend which ones exist.
+ */
+#ifndef BRIG_SPEC_H
+#define BRIG_SPEC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "brig.h"
+
+typedef struct brig_spec {
+	size_t struct_size;
+
+	char *name;     /* container name, "brig-" + 16 hex digits, unique per run */
+	char *language; /* "python" | "node" | "shell" */
+	char *image;    /* tag- or digest-qualified reference, never pulled */
+	char **argv;    /* command, NULL-terminated, e.g. {"python3", "-", NULL} */
+	char **env;     /* "KEY=VALUE", NULL-terminated: the complete environment */
+	char **labels;  /* "key=value", NULL-terminated; always includes "brig=1" */
+	char *workdir;  /* "/tmp" */
+	char *user;     /* "65534:65534" */
+	char *hostname; /* neutral name inside the box */
+	char *network;  /* "none", or "bridge" when the operator allowed network */
+	char *runtime;  /* OCI runtime as registered in the engine: "runc", "runsc", ... */
+
+	bool read_only_rootfs;
+	char *tmpfs_path;    /* "/tmp" */
+	char *tmpfs_options; /* "rw,noexec,nosuid,nodev,size=64m" */
+	int64_t shm_bytes;   /* size of /dev/shm (writable even with a read-only root) */
+	int64_t memory_bytes;
+	int64_t memory_swap_bytes; /* == memory_bytes: no swap */
+	int64_t nano_cpus;         /* 1e9 per CPU */
+	int64_t pids_limit;        /* as given to the engine (already translated for runsc) */
+	int64_t pids_guest;        /* the process budget the policy promises to the program */
+	int64_t nofile;            /* RLIMIT_NOFILE soft = hard */
+	bool cap_drop_all;
+	bool no_new_privileges;
+	char *seccomp_profile;  /* engine JSON profile text; NULL: the engine's default profile */
+	char *seccomp_name;     /* where the profile came from, for explain */
+	char *log_driver;       /* "none": output only through the attach stream */
+
+	const char *stdin_data; /* the code (borrowed from the request) */
+	size_t stdin_len;
+	int64_t timeout_ms;        /* wall time, from the container start request */
+	size_t max_output_bytes;   /* stdout + stderr combined, enforced while reading */
+	size_t max_input_bytes;
+} brig_spec;
+
+#endif /* BRIG_SPEC_H */

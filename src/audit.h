@@ -1,0 +1,36 @@
+/* audit.h - the audit log: one JSON line per execution (refused and failed ones included),
+ * appended with O_APPEND in a single write(2) so concurrent runs never interleave.  The code
+ * itself is never written, only its SHA-256.
+ */
+#ifndef BRIG_AUDIT_H
+#define BRIG_AUDIT_H
+
+#include "brig.h"
+
+typedef struct audit_log audit_log;
+
+/* Open (create 0600) for appending; fails if the file cannot be written. */
+int audit_open(const char *path, audit_log **out, brig_error **err);
+void audit_close(audit_log *a);
+const char *audit_path(const audit_log *a);
+
+typedef struct audit_entry {
+	const char *front_door; /* "cli", "mcp", "lib" */
+	brig_language language;
+	const char *code_sha256; /* hex */
+	size_t code_bytes;
+	const brig_policy *policy;   /* limits in force */
+	int timeout_seconds;         /* effective, after clamping */
+	const brig_result *result;   /* NULL when refused before running */
+	const char *refusal;         /* the refusal message when result == NULL */
+	const char *backend;         /* when known */
+	const char *runtime;
+	const char *image;
+} audit_entry;
+
+int audit_append(audit_log *a, const audit_entry *e, brig_error **err);
+
+/* SHA-256 of data as 64 lowercase hex digits + NUL (libcrypto). */
+void sha256_hex(const void *data, size_t len, char out[65]);
+
+#endif

@@ -1,0 +1,204 @@
+/* brig.h - public API of libbrig: run untrusted code in a hardened, throwaway container.
+ *
+ * Error contract (as crun's): every function that can fail returns a negative brig_status and,
+ * when `err` is not NULL, fills *err with a heap-allocated brig_error that the caller frees with
+ * brig_error_free().  The library never prints and never exits.
+ *
+ * A run that reached the sandbox returns 0 and reports how it ended in brig_result.verdict,
+ * including BRIG_VERDICT_SANDBOX_ERROR when the sandbox itself failed (no daemon, no image).
+ * A negative return means nothing ran: the request was refused (too large, timeout above the
+ * policy's maximum), the policy is invalid, or the backend/isolation the operator asked for is
+ * not available (never a silent fallback).
+ */
+#ifndef BRIG_H
+#define BRIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(BRIG_BUILDING_LIBRARY)
+#define BRIG_PUBLIC __attribute__((visibility("default")))
+#else
+#define BRIG_PUBLIC
+#endif
+
+/* Failure categories.  Front ends map them to exit codes (see brig(1)). */
+typedef enum brig_status {
+	BRIG_OK = 0,
+	BRIG_E_USAGE = -1,       /* malformed request or argument                    (exit 2)   */
+	BRIG_E_POLICY = -2,      /* invalid policy file or override                  (exit 2)   */
+	BRIG_E_REFUSED = -3,     /* request refused by policy (input too large, ...) (exit 2)   */
+	BRIG_E_UNAVAILABLE = -4, /* requested backend / isolation level not usable   (exit 125) */
+	BRIG_E_SANDBOX = -5,     /* the sandbox machinery failed                     (exit 125) */
+	BRIG_E_SYSTEM = -6,      /* host resource failure (fork, pipe, memory)       (exit 125) */
+	BRIG_E_PLUGIN = -7,      /* a backend plugin was refused (ABI, symbol)       (exit 125) */
+	BRIG_E_AUDIT = -8,       /* audit log configured but not writable            (exit 125) */
+	BRIG_E_BUSY = -9,        /* too many runs queued                             (exit 125) */
+	BRIG_E_CANCELLED = -10,  /* the caller cancelled the run                     (exit 130) */
+} brig_status;
+
+typedef struct brig_error {
+	int status;      /* a brig_status */
+	int errno_value; /* errno at the failure, 0 if none */
+	char *message;   /* human-readable, with context, no trailing newline */
+} brig_error;
+
+BRIG_PUBLIC void brig_error_free(brig_error *err);
+/* Exit status a command-line front end should use for this error. */
+BRIG_PUBLIC int brig_status_exit_code(int status);
+
+typedef enum brig_language {
+	BRIG_LANG_PYTHON = 0,
+	BRIG_LANG_NODE = 1,
+	BRIG_LANG_SHELL = 2,
+} brig_language;
+#define BRIG_LANG_COUNT 3
+
+/* "python", "node", "shell" */
+BRIG_PUBLIC const char *brig_language_name(brig_language lang);
+/* Accepts the names and the aliases py, python3, javascript, js, nodejs, sh.  -1 if unknown. */
+BRIG_PUBLIC int brig_language_parse(const char *name);
+
+typedef enum brig_verdict {
+	BRIG_VERDICT_SUCCESS = 0,
+	BRIG_VERDICT_ERROR = 1,         /* the program exited non-zero */
+	BRIG_VERDICT_TIMEOUT = 2,       /* killed at the wall-time deadline */
+	BRIG_VERDICT_OOM = 3,           /* killed by the memory limit */
+	BRIG_VERDICT_OUTPUT_LIMIT = 4,  /* killed for exceeding max_output_bytes */
+	BRIG_VERDICT_SANDBOX_ERROR = 5, /* the sandbox itself failed */
+	BRIG_VERDICT_CANCELLED = 6,     /* killed because the caller cancelled */
+} brig_verdict;
+
+BRIG_PUBLIC const char *brig_verdict_name(brig_verdict v);
+
+typedef enum brig_isolation {
+	BRIG_ISOLATION_CONTAINER = 1, /* namespaces + cgroups + seccomp on the host kernel (runc) */
+	BRIG_ISOLATION_GVISOR = 2,    /* gVisor user-space kernel (runsc) */
+} brig_isolation;
+
+BRIG_PUBLIC const char *brig_isolation_name(int isolation);
+
+/* ---- policy ------------------------------------------------------------------------------ */
+
+typedef struct brig_policy brig_policy;
+
+/* The built-in strict defaults. */
+BRIG_PUBLIC brig_policy *brig_policy_new_default(void);
+/* Parse and validate a JSON policy file over the defaults.  Errors name the file, key path and
+ * reason. */
+BRIG_PUBLIC int brig_policy_load_file(const char *path, brig_policy **out, brig_error **err);
+/* Same, from a string; `origin` names it in errors. */
+BRIG_PUBLIC int brig_policy_load_string(const char *json, const char *origin, brig_policy **out,
+                                        brig_error **err);
+/* Operator override of one key (CLI flag), value in its JSON/flag text form.  *loosened is set
+ * when the new value is less strict than the one in force: the caller must warn. */
+BRIG_PUBLIC int brig_policy_override(brig_policy *p, const char *key, const char *value,
+                                     bool *loosened, brig_error **err);
+/* The effective policy as pretty JSON (caller frees). */
+BRIG_PUBLIC char *brig_policy_to_json(const brig_policy *p);
+BRIG_PUBLIC brig_policy *brig_policy_copy(const brig_policy *p);
+
+/* The limits in force, for front ends that describe them (MCP tool schemas, help texts). */
+typedef struct brig_policy_limits {
+	int timeout_seconds;
+	int max_timeout_seconds;
+	int memory_mb;
+	double cpus;
+	int pids_limit;
+	int nofile;
+	int tmpfs_mb;
+	long max_input_bytes;
+	long max_output_bytes;
+	bool network;
+	int isolation; /* minimum brig_isolation */
+	int max_concurrent_runs;
+} brig_policy_limits;
+BRIG_PUBLIC void brig_policy_get_limits(const brig_policy *p, brig_policy_limits *out);
+BRIG_PUBLIC void brig_policy_free(brig_policy *p);
+
+/* ---- runs -------------------------------------------------------------------------------- */
+
+/* How a request's timeout above the policy's max_timeout_seconds is treated. */
+typedef enum brig_timeout_mode {
+	BRIG_TIMEOUT_REFUSE = 0, /* CLI: refuse with BRIG_E_REFUSED */
+	BRIG_TIMEOUT_CLAMP = 1,  /* library default for agents: clamp, and say so in result.notice */
+} brig_timeout_mode;
+
+typedef struct brig_request {
+	brig_language language;
+	const char *code;
+	size_t code_len;
+	int timeout_seconds; /* 0: the policy's timeout_seconds */
+} brig_request;
+
+typedef struct brig_run_options {
+	size_t struct_size;   /* sizeof(brig_run_options) */
+	int cancel_fd;        /* -1, or an fd that becomes readable to cancel the run */
+	const char *front_door;  /* "cli", "mcp", "lib": recorded in the audit log */
+	brig_timeout_mode timeout_mode;
+} brig_run_options;
+
+typedef struct brig_result {
+	brig_language language;
+	char *image;
+	char *backend; /* "docker-cli", "docker-api", "gvisor" */
+	char *runtime; /* "runc", "runsc", ... */
+	int exit_code; /* the program's exit status; 137 when killed; -1 when it never ran */
+	brig_verdict verdict;
+	char *stdout_data; /* NUL-terminated for convenience; may contain NULs, use the length */
+	size_t stdout_len;
+	char *stderr_data;
+	size_t stderr_len;
+	bool timed_out;
+	bool output_truncated;
+	bool oom_killed;
+	long long duration_ms;
+	char *error;  /* sandbox_error detail, else NULL */
+	char *notice; /* e.g. "timeout clamped from 60 s to 30 s", else NULL */
+	char *container; /* the container's name */
+	char code_sha256[65];
+} brig_result;
+
+BRIG_PUBLIC void brig_result_clear(brig_result *res);
+/* The result object as JSON (the shape of DESIGN.md); caller frees. */
+BRIG_PUBLIC char *brig_result_to_json(const brig_result *res, bool pretty);
+
+/* ---- context ----------------------------------------------------------------------------- */
+
+typedef struct brig_ctx brig_ctx;
+
+/* Load the backend plugins and take ownership of `policy` (even on failure). */
+BRIG_PUBLIC int brig_ctx_new(brig_policy *policy, brig_ctx **out, brig_error **err);
+BRIG_PUBLIC void brig_ctx_free(brig_ctx *ctx);
+BRIG_PUBLIC const brig_policy *brig_ctx_policy(const brig_ctx *ctx);
+/* Append audit lines to this file (NULL: the policy's audit_log).  Fails if not writable. */
+BRIG_PUBLIC int brig_ctx_set_audit_log(brig_ctx *ctx, const char *path, brig_error **err);
+
+/* Run one request.  Thread-safe: several runs may share a ctx. */
+BRIG_PUBLIC int brig_run(brig_ctx *ctx, const brig_request *req, const brig_run_options *opts,
+                         brig_result *res, brig_error **err);
+
+/* What the chosen backend would run for this request, for humans (caller frees). */
+BRIG_PUBLIC int brig_explain(brig_ctx *ctx, const brig_request *req, char **out,
+                             brig_error **err);
+
+/* Detection table, the backend `auto` picks and missing images, as JSON (caller frees):
+ * {"backends":[{"name","description","isolation","available","reason","version","runtime"}],
+ *  "selected":NAME|null,"selection_error":TEXT|null,"isolation_minimum":..,
+ *  "images":[{"language","image","present"}]} */
+BRIG_PUBLIC int brig_status_json(brig_ctx *ctx, char **out, brig_error **err);
+
+/* Remove every container labelled brig whose owning brig process is gone.  Returns the count. */
+BRIG_PUBLIC int brig_gc(brig_ctx *ctx, int *removed, brig_error **err);
+
+BRIG_PUBLIC const char *brig_version(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* BRIG_H */

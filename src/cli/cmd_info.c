@@ -1,0 +1,181 @@
+/* cmd_info.c - `brig policy`, `brig doctor`, `brig gc`. */
+#include "config.h"
+
+#include <getopt.h>
+#include <json-c/json.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "util.h"
+
+/* Parse the shared operator options only; prints usage for --help (returns -1). */
+static int parse_simple(int argc, char **argv, cli_policy_opts *o, bool *json, const char *usage)
+{
+	static const struct option longopts[] = {
+	        {"help", no_argument, NULL, 'h'},
+	        {"json", no_argument, NULL, OPT_JSON},
+	        CLI_POLICY_LONGOPTS,
+	        {NULL, 0, NULL, 0},
+	};
+	int c;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		if (cli_policy_option(o, c, optarg))
+			continue;
+		if (c == OPT_JSON && json) {
+			*json = true;
+			continue;
+		}
+		FILE *f = c == 'h' ? stdout : stderr;
+		fputs(usage, f);
+		fputs(CLI_POLICY_HELP, f);
+		return c == 'h' ? -1 : EXIT_USAGE;
+	}
+	if (optind < argc) {
+		cli_error("unexpected argument '%s'", argv[optind]);
+		return EXIT_USAGE;
+	}
+	return 0;
+}
+
+int cmd_policy(int argc, char **argv)
+{
+	cli_policy_opts o = {0};
+	int r = parse_simple(argc, argv, &o, NULL,
+	                     "Usage: brig policy [OPTIONS]\n"
+	                     "Validate the policy and print the effective policy (file + operator flags)\n"
+	                     "as JSON.  Exit 2 with the file, key and reason if it is invalid.\n\n");
+	if (r)
+		return r < 0 ? 0 : r;
+	brig_policy *p = NULL;
+	r = cli_load_policy(&o, &p);
+	if (r)
+		return r;
+	cleanup_free char *js = brig_policy_to_json(p);
+	printf("%s\n", js);
+	brig_policy_free(p);
+	return 0;
+}
+
+static const char *str_or(json_object *o, const char *key, const char *dflt)
+{
+	json_object *v;
+	if (json_object_object_get_ex(o, key, &v) && json_object_get_type(v) == json_type_string)
+		return json_object_get_string(v);
+	return dflt;
+}
+
+static bool bool_of(json_object *o, const char *key)
+{
+	json_object *v;
+	return json_object_object_get_ex(o, key, &v) && json_object_get_boolean(v);
+}
+
+static void print_backends(json_object *st)
+{
+	json_object *arr = NULL;
+	json_object_object_get_ex(st, "backends", &arr);
+	printf("%-12s %-10s %-10s %-14s %s\n", "BACKEND", "ISOLATION", "AVAILABLE", "RUNTIME",
+	       "DETAIL");
+	for (size_t i = 0; arr && i < json_object_array_length(arr); i++) {
+		json_object *b = json_object_array_get_idx(arr, i);
+		bool ok = bool_of(b, "available");
+		printf("%-12s %-10s %-10s %-14s %s\n", str_or(b, "name", "?"), str_or(b, "isolation", "?"),
+		       ok ? "yes" : "no", str_or(b, "runtime", "-"),
+		       ok ? str_or(b, "version", "") : str_or(b, "reason", ""));
+	}
+	json_object *ref = NULL;
+	json_object_object_get_ex(st, "refused_plugins", &ref);
+	for (size_t i = 0; ref && i < json_object_array_length(ref); i++)
+		printf("refused plugin: %s\n", json_object_get_string(json_object_array_get_idx(ref, i)));
+	if (!arr || json_object_array_length(arr) == 0)
+		printf("(no backend plugins in %s)\n", str_or(st, "backend_dir", "?"));
+}
+
+/* Returns the number of problems found. */
+static int print_choice_and_images(json_object *st)
+{
+	int problems = 0;
+	const char *sel = str_or(st, "selected", NULL);
+	printf("\npolicy: backend %s, isolation at least %s\n", str_or(st, "policy_backend", "?"),
+	       str_or(st, "isolation_minimum", "?"));
+	if (sel)
+		printf("selected: %s (%s isolation, runtime %s)\n", sel, str_or(st, "isolation", "?"),
+		       str_or(st, "runtime", "?"));
+	else
+		printf("selected: NONE - %s\n", str_or(st, "selection_error", "?")), problems++;
+	json_object *imgs = NULL;
+	json_object_object_get_ex(st, "images", &imgs);
+	printf("\nimages:\n");
+	for (size_t i = 0; imgs && i < json_object_array_length(imgs); i++) {
+		json_object *im = json_object_array_get_idx(imgs, i), *pv = NULL;
+		json_object_object_get_ex(im, "present", &pv);
+		const char *state = !pv ? "unknown (no engine)"
+		                        : json_object_get_boolean(pv) ? "present"
+		                                                      : "MISSING";
+		if (!pv || !json_object_get_boolean(pv))
+			problems++;
+		printf("  %-7s %-28s %s\n", str_or(im, "language", "?"), str_or(im, "image", "?"), state);
+	}
+	if (problems)
+		printf("\nto install the engine and build the runtime images: sudo scripts/setup-host\n");
+	return problems;
+}
+
+int cmd_doctor(int argc, char **argv)
+{
+	cli_policy_opts o = {0};
+	bool json = false;
+	int r = parse_simple(argc, argv, &o, &json,
+	                     "Usage: brig doctor [--json] [OPTIONS]\n"
+	                     "Detect the runtimes (Docker CLI, Docker Engine API, gVisor), show why any\n"
+	                     "is unavailable, which backend `auto` picks under the policy, and which\n"
+	                     "runtime images are missing.  Exit 0 when brig can run code, 1 if not.\n\n");
+	if (r)
+		return r < 0 ? 0 : r;
+	brig_ctx *ctx = NULL;
+	r = cli_make_ctx(&o, &ctx);
+	if (r)
+		return r;
+	char *text = NULL;
+	brig_error *err = NULL;
+	if (brig_status_json(ctx, &text, &err) < 0) {
+		brig_ctx_free(ctx);
+		return cli_report(err);
+	}
+	json_object *st = json_tokener_parse(text);
+	int problems = 1;
+	if (json) {
+		printf("%s\n", text);
+		problems = str_or(st, "selected", NULL) ? 0 : 1;
+	} else if (st) {
+		print_backends(st);
+		problems = print_choice_and_images(st);
+	}
+	json_object_put(st);
+	free(text);
+	brig_ctx_free(ctx);
+	return problems ? 1 : 0;
+}
+
+int cmd_gc(int argc, char **argv)
+{
+	cli_policy_opts o = {0};
+	int r = parse_simple(argc, argv, &o, NULL,
+	                     "Usage: brig gc [OPTIONS]\n"
+	                     "Remove every container labelled brig=1 whose owning brig process no longer\n"
+	                     "exists (left behind when brig was killed with SIGKILL).\n\n");
+	if (r)
+		return r < 0 ? 0 : r;
+	brig_ctx *ctx = NULL;
+	r = cli_make_ctx(&o, &ctx);
+	if (r)
+		return r;
+	int removed = 0;
+	brig_error *err = NULL;
+	r = brig_gc(ctx, &removed, &err);
+	printf("removed %d container%s\n", removed, removed == 1 ? "" : "s");
+	brig_ctx_free(ctx);
+	return r < 0 ? cli_report(err) : 0;
+}

@@ -1,0 +1,96 @@
+/* error.c - public error handling and the name tables of brig.h. */
+#include "config.h"
+
+#include <string.h>
+#include <strings.h>
+
+#include "util.h"
+
+void brig_error_free(brig_error *err)
+{
+	if (!err)
+		return;
+	free(err->message);
+	free(err);
+}
+
+int brig_status_exit_code(int status)
+{
+	switch (status) {
+	case BRIG_OK:
+		return 0;
+	case BRIG_E_USAGE:
+	case BRIG_E_POLICY:
+	case BRIG_E_REFUSED:
+		return 2;
+	case BRIG_E_CANCELLED:
+		return 130;
+	default:
+		return 125;
+	}
+}
+
+static const char *const language_names[BRIG_LANG_COUNT] = {"python", "node", "shell"};
+
+const char *brig_language_name(brig_language lang)
+{
+	if ((unsigned)lang >= BRIG_LANG_COUNT)
+		return "unknown";
+	return language_names[lang];
+}
+
+int brig_language_parse(const char *name)
+{
+	static const struct {
+		const char *alias;
+		brig_language lang;
+	} aliases[] = {
+	        {"python", BRIG_LANG_PYTHON},  {"py", BRIG_LANG_PYTHON},  {"python3", BRIG_LANG_PYTHON},
+	        {"node", BRIG_LANG_NODE},      {"nodejs", BRIG_LANG_NODE}, {"javascript", BRIG_LANG_NODE},
+	        {"js", BRIG_LANG_NODE},        {"shell", BRIG_LANG_SHELL}, {"sh", BRIG_LANG_SHELL},
+	};
+	if (!name)
+		return -1;
+	for (size_t i = 0; i < sizeof aliases / sizeof aliases[0]; i++)
+		if (strcasecmp(name, aliases[i].alias) == 0)
+			return (int)aliases[i].lang;
+	return -1;
+}
+
+const char *brig_verdict_name(brig_verdict v)
+{
+	switch (v) {
+	case BRIG_VERDICT_SUCCESS:
+		return "success";
+	case BRIG_VERDICT_ERROR:
+		return "error";
+	case BRIG_VERDICT_TIMEOUT:
+		return "timeout";
+	case BRIG_VERDICT_OOM:
+		return "oom";
+	case BRIG_VERDICT_OUTPUT_LIMIT:
+		return "output_limit";
+	case BRIG_VERDICT_SANDBOX_ERROR:
+		return "sandbox_error";
+	case BRIG_VERDICT_CANCELLED:
+		return "cancelled";
+	}
+	return "unknown";
+}
+
+const char *brig_isolation_name(int isolation)
+{
+	switch (isolation) {
+	case BRIG_ISOLATION_CONTAINER:
+		return "container";
+	case BRIG_ISOLATION_GVISOR:
+		return "gvisor";
+	default:
+		return "unknown";
+	}
+}
+
+const char *brig_version(void)
+{
+	return PACKAGE_VERSION;
+}

@@ -1,0 +1,19 @@
+/* loader.h - dlopen the backend plugins and check their ABI before touching any hook. */
+#ifndef BRIG_LOADER_H
+#define BRIG_LOADER_H
+
+#include "internal.h"
+
+const brig_host_services *loader_host_services(void);
+/* Load one plugin from an absolute path into *out.  Refuses (BRIG_E_PLUGIN) a file that is not
+ * a plugin, has no entry symbol, a wrong ABI major, or a table shorter than the required part. */
+int loader_load_file(const char *path, loaded_backend *out, brig_error **err);
+void loader_unload(loaded_backend *lb);
+/* The plugin directory: $BRIG_BACKEND_DIR (secure_getenv) or the compiled-in default. */
+const char *loader_backend_dir(void);
+/* Load every *.so of dir (sorted).  Refused plugins are listed in *refused as "path: reason";
+ * only an unreadable directory is an error. */
+int loader_load_dir(const char *dir, loaded_backend **list, size_t *n, char ***refused,
+                    brig_error **err);
+
+#endif

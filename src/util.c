@@ -1,0 +1,269 @@
+/* util.c - allocation, buffers, errors, parsing and clock helpers (see util.h). */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "util.h"
+
+static void __attribute__((noreturn)) oom(void)
+{
+	static const char msg[] = "brig: out of memory\n";
+	(void)!write(STDERR_FILENO, msg, sizeof msg - 1);
+	abort();
+}
+
+void *xmalloc(size_t n)
+{
+	void *p = malloc(n ? n : 1);
+	if (!p)
+		oom();
+	return p;
+}
+
+void *xcalloc(size_t n, size_t size)
+{
+	void *p = calloc(n ? n : 1, size ? size : 1);
+	if (!p)
+		oom();
+	return p;
+}
+
+void *xrealloc(void *p, size_t n)
+{
+	void *q = realloc(p, n ? n : 1);
+	if (!q)
+		oom();
+	return q;
+}
+
+char *xstrdup(const char *s)
+{
+	return xstrndup(s, strlen(s));
+}
+
+char *xstrndup(const char *s, size_t n)
+{
+	char *p = xmalloc(n + 1);
+	memcpy(p, s, n);
+	p[n] = '\0';
+	return p;
+}
+
+char *xasprintf(const char *fmt, ...)
+{
+	va_list ap;
+	char *s = NULL;
+	va_start(ap, fmt);
+	int r = vasprintf(&s, fmt, ap);
+	va_end(ap);
+	if (r < 0)
+		oom();
+	return s;
+}
+
+void strv_free(char **v)
+{
+	if (!v)
+		return;
+	for (char **p = v; *p; p++)
+		free(*p);
+	free(v);
+}
+
+size_t strv_len(char *const *v)
+{
+	size_t n = 0;
+	while (v && v[n])
+		n++;
+	return n;
+}
+
+char **strv_copy(char *const *v)
+{
+	size_t n = strv_len(v);
+	char **c = xcalloc(n + 1, sizeof *c);
+	for (size_t i = 0; i < n; i++)
+		c[i] = xstrdup(v[i]);
+	return c;
+}
+
+void sb_init(strbuf *sb)
+{
+	sb->data = NULL;
+	sb->len = 0;
+	sb->cap = 0;
+}
+
+static void sb_grow(strbuf *sb, size_t extra)
+{
+	if (sb->len + extra + 1 <= sb->cap)
+		return;
+	size_t cap = sb->cap ? sb->cap : 64;
+	while (cap < sb->len + extra + 1) {
+		if (cap > SIZE_MAX / 2)
+			oom();
+		cap *= 2;
+	}
+	sb->data = xrealloc(sb->data, cap);
+	sb->cap = cap;
+}
+
+void sb_append(strbuf *sb, const void *data, size_t n)
+{
+	sb_grow(sb, n);
+	if (n)
+		memcpy(sb->data + sb->len, data, n);
+	sb->len += n;
+	sb->data[sb->len] = '\0';
+}
+
+void sb_puts(strbuf *sb, const char *s)
+{
+	sb_append(sb, s, strlen(s));
+}
+
+void sb_printf(strbuf *sb, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	char *s = NULL;
+	int r = vasprintf(&s, fmt, ap);
+	va_end(ap);
+	if (r < 0)
+		oom();
+	sb_append(sb, s, (size_t)r);
+	free(s);
+}
+
+char *sb_steal(strbuf *sb)
+{
+	if (!sb->data)
+		sb_grow(sb, 0), sb->data[0] = '\0';
+	char *d = sb->data;
+	sb_init(sb);
+	return d;
+}
+
+void sb_free(strbuf *sb)
+{
+	free(sb->data);
+	sb_init(sb);
+}
+
+brig_error *brig_error_newv(int status, int errnum, const char *fmt, va_list ap)
+{
+	brig_error *e = xcalloc(1, sizeof *e);
+	e->status = status;
+	e->errno_value = errnum;
+	char *msg = NULL;
+	if (vasprintf(&msg, fmt, ap) < 0)
+		oom();
+	if (errnum) {
+		e->message = xasprintf("%s: %s", msg, strerror(errnum));
+		free(msg);
+	} else {
+		e->message = msg;
+	}
+	return e;
+}
+
+brig_error *brig_error_new(int status, int errnum, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	brig_error *e = brig_error_newv(status, errnum, fmt, ap);
+	va_end(ap);
+	return e;
+}
+
+int brig_fail(brig_error **err, int status, int errnum, const char *fmt, ...)
+{
+	if (err) {
+		va_list ap;
+		va_start(ap, fmt);
+		brig_error_free(*err);
+		*err = brig_error_newv(status, errnum, fmt, ap);
+		va_end(ap);
+	}
+	return status;
+}
+
+int brig_error_prefix(brig_error **err, const char *fmt, ...)
+{
+	if (!err || !*err)
+		return BRIG_E_SYSTEM;
+	va_list ap;
+	va_start(ap, fmt);
+	char *ctx = NULL;
+	if (vasprintf(&ctx, fmt, ap) < 0)
+		oom();
+	va_end(ap);
+	char *m = xasprintf("%s: %s", ctx, (*err)->message);
+	free(ctx);
+	free((*err)->message);
+	(*err)->message = m;
+	return (*err)->status;
+}
+
+bool parse_long(const char *s, long min, long max, long *out)
+{
+	if (!s || !*s)
+		return false;
+	char *end = NULL;
+	errno = 0;
+	long v = strtol(s, &end, 10);
+	if (errno || *end != '\0' || end == s || v < min || v > max)
+		return false;
+	*out = v;
+	return true;
+}
+
+bool parse_double(const char *s, double min, double max, double *out)
+{
+	if (!s || !*s)
+		return false;
+	char *end = NULL;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (errno || *end != '\0' || end == s || !isfinite(v) || v < min || v > max)
+		return false;
+	*out = v;
+	return true;
+}
+
+int64_t now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int set_nonblock(int fd, bool on)
+{
+	int fl = fcntl(fd, F_GETFL);
+	if (fl < 0)
+		return -1;
+	fl = on ? (fl | O_NONBLOCK) : (fl & ~O_NONBLOCK);
+	return fcntl(fd, F_SETFL, fl);
+}
+
+int write_all(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+	while (len > 0) {
+		ssize_t w = write(fd, p, len);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		p += w;
+		len -= (size_t)w;
+	}
+	return 0;
+}

@@ -1,0 +1,141 @@
+"""brigtest - a tiny harness for brig's integration tests against a real dockerd.
+
+Each test is a function; `main(tests)` runs them, prints one line per test and exits with the
+automake convention: 0 all passed, 1 a failure, 77 skipped (with the reason printed: a skip is
+never a silent pass).  The brig under test is $BRIG (the build's ./brig) with
+$BRIG_BACKEND_DIR pointing at the built plugins; the backend comes from $BRIG_TEST_BACKEND.
+"""
+import json
+import os
+import subprocess
+import sys
+import time
+import traceback
+
+BRIG = os.environ.get("BRIG", "brig")
+BACKEND = os.environ.get("BRIG_TEST_BACKEND", "docker-cli")
+ISOLATION = os.environ.get("BRIG_TEST_ISOLATION", "")
+DOCKER = os.environ.get("DOCKER", "docker")
+
+
+def skip(reason):
+    print(f"SKIP: {reason}")
+    sys.exit(77)
+
+
+def docker(*args, timeout=30):
+    return subprocess.run([DOCKER, *args], capture_output=True, text=True, timeout=timeout)
+
+
+def require_engine():
+    try:
+        r = docker("version", "--format", "{{.Server.Version}}", timeout=15)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        skip(f"docker CLI unusable: {e}")
+    if r.returncode != 0:
+        skip(f"dockerd is not reachable: {r.stderr.strip()}")
+
+
+def owner_alive(owner):
+    """brig.owner is "PID:STARTTIME" (field 22 of /proc/PID/stat)."""
+    try:
+        pid, start = owner.split(":")
+        with open(f"/proc/{int(pid)}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return fields[19] == start
+    except (ValueError, OSError, IndexError):
+        return False
+
+
+def brig_containers(orphans_only=False):
+    """Containers labelled brig=1; with orphans_only, those whose owning brig is gone (leaks;
+    containers of brig processes still running elsewhere on the host are in flight)."""
+    r = docker("ps", "-a", "--filter", "label=brig=1", "--format", '{{.ID}} {{.Label "brig.owner"}}')
+    out = []
+    for line in r.stdout.splitlines():
+        cid, _, owner = line.partition(" ")
+        if cid and not (orphans_only and owner_alive(owner)):
+            out.append(cid)
+    return out
+
+
+def container_exists(name):
+    return docker("inspect", "--type", "container", name).returncode == 0
+
+
+class Run:
+    def __init__(self, proc, elapsed):
+        self.rc = proc.returncode
+        self.stdout = proc.stdout
+        self.stderr = proc.stderr
+        self.elapsed = elapsed
+        self.result = None
+        if self.stdout.lstrip().startswith(b"{"):
+            try:
+                self.result = json.loads(self.stdout)
+            except ValueError:
+                pass
+
+    def __getitem__(self, k):
+        assert self.result is not None, f"no JSON result; rc={self.rc} stderr={self.stderr[-800:]!r}"
+        return self.result[k]
+
+    def __repr__(self):
+        res = dict(self.result or {})
+        for k in ("stdout", "stderr"):
+            if isinstance(res.get(k), str) and len(res[k]) > 300:
+                res[k] = res[k][:300] + f"...({len(res[k])} chars)"
+        return f"<rc={self.rc} {self.elapsed:.2f}s result={res or None} stderr={self.stderr[-600:]!r}>"
+
+
+def backend_args():
+    args = ["--backend", BACKEND]
+    if ISOLATION:
+        args += ["--isolation", ISOLATION]
+    return args
+
+
+def brig(*args, code=None, stdin=None, json_out=True, lang="python", timeout=120, extra_env=None,
+         backend=True):
+    """Run `brig run` with the test backend; code via stdin."""
+    cmd = [BRIG, "run"]
+    if backend:
+        cmd += backend_args()
+    if lang:
+        cmd += ["-l", lang]
+    if json_out:
+        cmd += ["--json"]
+    cmd += list(args)
+    data = stdin if stdin is not None else (code.encode() if isinstance(code, str) else code)
+    env = dict(os.environ)
+    if extra_env:
+        env.update(extra_env)
+    t0 = time.monotonic()
+    p = subprocess.run(cmd, input=data, capture_output=True, timeout=timeout, env=env)
+    return Run(p, time.monotonic() - t0)
+
+
+def main(tests):
+    require_engine()
+    before = set(brig_containers())
+    failed = 0
+    for t in tests:
+        t0 = time.monotonic()
+        try:
+            t()
+            print(f"PASS {t.__name__} ({time.monotonic() - t0:.2f}s)", flush=True)
+        except Exception:  # noqa: BLE001 - report every failure and go on
+            failed += 1
+            print(f"FAIL {t.__name__} ({time.monotonic() - t0:.2f}s)", flush=True)
+            traceback.print_exc(file=sys.stdout)
+    time.sleep(0.5)  # let a removal racing with the last test finish
+    left = set(brig_containers(orphans_only=True)) - before
+    if left:
+        failed += 1
+        print(f"FAIL no_container_left: {sorted(left)}")
+        for c in left:
+            docker("rm", "-f", c)
+    else:
+        print("PASS no_container_left")
+    print(f"{len(tests) + 1 - failed} passed, {failed} failed (backend {BACKEND}{', isolation ' + ISOLATION if ISOLATION else ''})")
+    sys.exit(1 if failed else 0)

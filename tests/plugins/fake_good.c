@@ -1,0 +1,114 @@
+/* fake_good.c - test plugins built only for the tests (never installed).
+ * FAKE_NAME / FAKE_ISOLATION / FAKE_AVAILABLE select the variant at compile time:
+ *   fake          container isolation, available: run() echoes the code to stdout; code "exit N"
+ *                 exits N; "oom" reports an OOM kill; "hang" honours the cancel fd.
+ *   fake-gvisor   gvisor isolation, NOT available (for the fail-closed tests).
+ */
+#include "config.h"
+
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "brig-backend.h"
+
+static const brig_host_services *host;
+
+static int fake_probe(brig_probe_info *info, brig_error **err)
+{
+	(void)err;
+	info->available = FAKE_AVAILABLE;
+	snprintf(info->runtime, sizeof info->runtime, "%s", FAKE_RUNTIME);
+	snprintf(info->version, sizeof info->version, "fake 1.0");
+	if (!FAKE_AVAILABLE)
+		snprintf(info->reason, sizeof info->reason, "runsc is not registered (fake)");
+	return 0;
+}
+
+static int fake_explain(const brig_spec *spec, char **out, brig_error **err)
+{
+	(void)err;
+	char *s = NULL;
+	if (asprintf(&s, "fake-run %s %s pids=%lld\n", spec->image, spec->name,
+	             (long long)spec->pids_limit) < 0)
+		return BRIG_E_SYSTEM;
+	*out = s;
+	return 0;
+}
+
+static int fake_run(const brig_spec *spec, const brig_run_control *ctl, brig_result *res,
+                    brig_error **err)
+{
+	const char *code = spec->stdin_data;
+	size_t len = spec->stdin_len;
+	if (len == 4 && memcmp(code, "hang", 4) == 0) {
+		struct pollfd pf = {ctl->cancel_fd, POLLIN, 0};
+		poll(&pf, 1, (int)spec->timeout_ms);
+		res->verdict = pf.revents ? BRIG_VERDICT_CANCELLED : BRIG_VERDICT_TIMEOUT;
+		res->timed_out = !pf.revents;
+		res->exit_code = 137;
+		return 0;
+	}
+	if (len == 4 && memcmp(code, "fail", 4) == 0) {
+		*err = host->error_new(BRIG_E_SANDBOX, 0, "fake engine failure");
+		return BRIG_E_SANDBOX;
+	}
+	res->stdout_data = malloc(len + 1);
+	memcpy(res->stdout_data, code, len);
+	res->stdout_data[len] = '\0';
+	res->stdout_len = len;
+	res->stderr_data = strdup("");
+	res->exit_code = 0;
+	res->verdict = BRIG_VERDICT_SUCCESS;
+	if (len > 5 && memcmp(code, "exit ", 5) == 0) {
+		res->exit_code = (int)strtol(code + 5, NULL, 10);
+		res->verdict = res->exit_code ? BRIG_VERDICT_ERROR : BRIG_VERDICT_SUCCESS;
+	}
+	if (len == 3 && memcmp(code, "oom", 3) == 0) {
+		res->exit_code = 137;
+		res->oom_killed = true;
+		res->verdict = BRIG_VERDICT_OOM;
+	}
+	return 0;
+}
+
+static int fake_image_exists(const char *image, brig_error **err)
+{
+	(void)err;
+	return strstr(image, "missing") ? 0 : 1;
+}
+
+static const brig_backend table = {
+        .abi_major = FAKE_ABI_MAJOR,
+        .abi_minor = BRIG_BACKEND_ABI_MINOR,
+        .struct_size = FAKE_STRUCT_SIZE,
+        .name = FAKE_NAME,
+        .description = "test plugin",
+        .isolation = FAKE_ISOLATION,
+        .speed_rank = 1,
+        .features = BRIG_FEATURE_CANCEL,
+        .probe = fake_probe,
+        .explain = fake_explain,
+        .run = fake_run,
+        .image_exists = fake_image_exists,
+};
+
+#ifndef FAKE_NO_ENTRY
+__attribute__((visibility("default"))) const brig_backend *
+brig_backend_entry(uint32_t host_abi_major, const brig_host_services *services);
+__attribute__((visibility("default"))) const brig_backend *
+brig_backend_entry(uint32_t host_abi_major, const brig_host_services *services)
+{
+	(void)host_abi_major;
+	host = services;
+	return &table;
+}
+#else
+/* A shared object that is not a brig plugin: no entry symbol. */
+__attribute__((visibility("default"))) const brig_backend *not_the_entry(void);
+__attribute__((visibility("default"))) const brig_backend *not_the_entry(void)
+{
+	return &table;
+}
+#endif

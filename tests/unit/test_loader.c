@@ -1,0 +1,336 @@
+/* test_loader.c - plugin loader, dispatcher (fail closed) and the run pipeline, with small fake
+ * plugins built only for the tests (tests/plugins/). */
+#include "config.h"
+
+#include <fcntl.h>
+#include <json-c/json.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cunit_main.h"
+#include "internal.h"
+#include "loader.h"
+
+static char *plugin(const char *name)
+{
+	const char *dir = getenv("BRIG_TEST_PLUGIN_DIR");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(dir);
+	return xasprintf("%s/%s.so", dir, name);
+}
+
+static void expect_refused(const char *name, const char *needle)
+{
+	cleanup_free char *path = plugin(name);
+	loaded_backend lb;
+	brig_error *err = NULL;
+	CU_ASSERT_EQUAL(loader_load_file(path, &lb, &err), BRIG_E_PLUGIN);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(err);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err->message, needle));
+	CU_ASSERT_PTR_NOT_NULL(strstr(err->message, path)); /* names the file */
+	brig_error_free(err);
+}
+
+static void test_good_plugin(void)
+{
+	cleanup_free char *path = plugin("fake");
+	loaded_backend lb;
+	brig_error *err = NULL;
+	CU_ASSERT_EQUAL_FATAL(loader_load_file(path, &lb, &err), 0);
+	CU_ASSERT_STRING_EQUAL(lb.be->name, "fake");
+	CU_ASSERT_EQUAL(lb.be->isolation, BRIG_ISOLATION_CONTAINER);
+	CU_ASSERT_PTR_NOT_NULL(BE_HOOK(lb.be, image_exists));
+	CU_ASSERT_PTR_NULL(BE_HOOK(lb.be, list_labelled)); /* NULL hook: unsupported */
+	loader_unload(&lb);
+}
+
+static void test_wrong_abi(void)
+{
+	expect_refused("fake-badabi", "built for backend ABI 99");
+}
+
+static void test_short_table(void)
+{
+	expect_refused("fake-short", "too short");
+}
+
+static void test_missing_symbol(void)
+{
+	expect_refused("fake-nosym", "no brig_backend_entry symbol");
+}
+
+static void test_relative_path_refused(void)
+{
+	loaded_backend lb;
+	brig_error *err = NULL;
+	CU_ASSERT_EQUAL(loader_load_file("fake.so", &lb, &err), BRIG_E_PLUGIN);
+	CU_ASSERT_PTR_NOT_NULL(err && strstr(err->message, "absolute"));
+	brig_error_free(err);
+}
+
+static void test_not_a_shared_object(void)
+{
+	char path[] = "/tmp/brig-test-XXXXXX.so";
+	int fd = mkstemps(path, 3);
+	CU_ASSERT_FATAL(fd >= 0);
+	CU_ASSERT_EQUAL(write(fd, "not elf", 7), 7);
+	close(fd);
+	loaded_backend lb;
+	brig_error *err = NULL;
+	CU_ASSERT_EQUAL(loader_load_file(path, &lb, &err), BRIG_E_PLUGIN);
+	CU_ASSERT_PTR_NOT_NULL(err && strstr(err->message, "cannot load"));
+	brig_error_free(err);
+	unlink(path);
+}
+
+static void test_dir_scan(void)
+{
+	loaded_backend *list = NULL;
+	size_t n = 0;
+	char **refused = NULL;
+	brig_error *err = NULL;
+	CU_ASSERT_EQUAL_FATAL(loader_load_dir(getenv("BRIG_TEST_PLUGIN_DIR"), &list, &n, &refused, &err),
+	                      0);
+	CU_ASSERT_EQUAL(n, 2); /* fake, fake-gvisor */
+	CU_ASSERT_EQUAL(strv_len(refused), 3); /* badabi, short, nosym */
+	for (size_t i = 0; i < n; i++)
+		loader_unload(&list[i]);
+	free(list);
+	strv_free(refused);
+}
+
+static brig_ctx *make_ctx(const char *policy_json)
+{
+	setenv("BRIG_BACKEND_DIR", getenv("BRIG_TEST_PLUGIN_DIR"), 1);
+	brig_policy *p = NULL;
+	brig_error *err = NULL;
+	if (policy_json) {
+		CU_ASSERT_EQUAL_FATAL(brig_policy_load_string(policy_json, "test", &p, &err), 0);
+	} else {
+		p = brig_policy_new_default();
+	}
+	brig_ctx *ctx = NULL;
+	CU_ASSERT_EQUAL_FATAL(brig_ctx_new(p, &ctx, &err), 0);
+	return ctx;
+}
+
+static void test_auto_picks_available(void)
+{
+	brig_ctx *ctx = make_ctx(NULL);
+	loaded_backend *lb = NULL;
+	brig_error *err = NULL;
+	CU_ASSERT_EQUAL(dispatch_select(ctx, ctx->policy, &lb, &err), 0);
+	CU_ASSERT_STRING_EQUAL(lb->be->name, "fake");
+	brig_ctx_free(ctx);
+}
+
+static void expect_unavailable(const char *policy, const char *needle)
+{
+	brig_ctx *ctx = make_ctx(policy);
+	brig_request req = {.language = BRIG_LANG_PYTHON, .code = "print(1)", .code_len = 8};
+	brig_result res;
+	brig_error *err = NULL;
+	CU_ASSERT_EQUAL(brig_run(ctx, &req, NULL, &res, &err), BRIG_E_UNAVAILABLE);
+	CU_ASSERT_PTR_NOT_NULL(err && strstr(err->message, needle));
+	CU_ASSERT_PTR_NULL(res.backend); /* nothing ran */
+	brig_error_free(err);
+	brig_result_clear(&res);
+	brig_ctx_free(ctx);
+}
+
+static void test_gvisor_minimum_fails_closed(void)
+{
+	expect_unavailable("{\"isolation\": \"gvisor\"}", "runsc is not registered");
+}
+
+static void test_named_unavailable_fails_closed(void)
+{
+	expect_unavailable("{\"backend\": \"fake-gvisor\"}", "not available");
+}
+
+static void test_named_missing(void)
+{
+	expect_unavailable("{\"backend\": \"nope\"}", "not installed");
+}
+
+static void test_named_weaker_than_minimum(void)
+{
+	expect_unavailable("{\"backend\": \"fake\", \"isolation\": \"gvisor\"}",
+	                   "refusing to run with weaker isolation");
+}
+
+static void test_run_and_result(void)
+{
+	brig_ctx *ctx = make_ctx(NULL);
+	brig_request req = {.language = BRIG_LANG_NODE, .code = "exit 3", .code_len = 6};
+	brig_result res;
+	brig_error *err = NULL;
+	CU_ASSERT_EQUAL_FATAL(brig_run(ctx, &req, NULL, &res, &err), 0);
+	CU_ASSERT_EQUAL(res.verdict, BRIG_VERDICT_ERROR);
+	CU_ASSERT_EQUAL(res.exit_code, 3);
+	CU_ASSERT_STRING_EQUAL(res.backend, "fake");
+	CU_ASSERT_STRING_EQUAL(res.runtime, "fakerun");
+	CU_ASSERT_STRING_EQUAL(res.image, "brig/node:bookworm");
+	CU_ASSERT_EQUAL(strncmp(res.container, "brig-", 5), 0);
+	char *js = brig_result_to_json(&res, false);
+	json_object *o = json_tokener_parse(js);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(o);
+	json_object *v;
+	CU_ASSERT(json_object_object_get_ex(o, "verdict", &v) &&
+	          strcmp(json_object_get_string(v), "error") == 0);
+	CU_ASSERT(json_object_object_get_ex(o, "stdout", &v) &&
+	          strcmp(json_object_get_string(v), "exit 3") == 0);
+	json_object_put(o);
+	free(js);
+	brig_result_clear(&res);
+	brig_ctx_free(ctx);
+}
+
+static void test_backend_failure_is_sandbox_error(void)
+{
+	brig_ctx *ctx = make_ctx(NULL);
+	brig_request req = {.language = BRIG_LANG_SHELL, .code = "fail", .code_len = 4};
+	brig_result res;
+	brig_error *err = NULL;
+	CU_ASSERT_EQUAL_FATAL(brig_run(ctx, &req, NULL, &res, &err), 0);
+	CU_ASSERT_EQUAL(res.verdict, BRIG_VERDICT_SANDBOX_ERROR);
+	CU_ASSERT_PTR_NOT_NULL(res.error && strstr(res.error, "fake engine failure"));
+	brig_result_clear(&res);
+	brig_ctx_free(ctx);
+}
+
+static void test_invalid_utf8_output_is_valid_json(void)
+{
+	brig_result res = {0};
+	res.stdout_data = xstrdup("ok \xff\xfe \xc3\xa9 \xed\xa0\x80");
+	res.stdout_len = strlen(res.stdout_data);
+	char *js = brig_result_to_json(&res, false);
+	json_object *o = json_tokener_parse(js);
+	json_object *v;
+	CU_ASSERT(o && json_object_object_get_ex(o, "stdout", &v));
+	CU_ASSERT_STRING_EQUAL(json_object_get_string(v),
+	                       "ok \xEF\xBF\xBD\xEF\xBF\xBD \xc3\xa9 \xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD");
+	json_object_put(o);
+	free(js);
+	brig_result_clear(&res);
+}
+
+static int count_lines(const char *path, const char *needle)
+{
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return -1;
+	char line[4096];
+	int n = 0;
+	while (fgets(line, sizeof line, f))
+		if (!needle || strstr(line, needle))
+			n++;
+	fclose(f);
+	return n;
+}
+
+static void test_audit_lines(void)
+{
+	char path[] = "/tmp/brig-audit-XXXXXX";
+	int fd = mkstemp(path);
+	CU_ASSERT_FATAL(fd >= 0);
+	close(fd);
+	brig_ctx *ctx = make_ctx("{\"max_input_bytes\": 8}");
+	brig_error *err = NULL;
+	CU_ASSERT_EQUAL_FATAL(brig_ctx_set_audit_log(ctx, path, &err), 0);
+	brig_request ok = {.language = BRIG_LANG_PYTHON, .code = "hello", .code_len = 5};
+	brig_request big = {.language = BRIG_LANG_PYTHON, .code = "123456789", .code_len = 9};
+	brig_result res;
+	CU_ASSERT_EQUAL(brig_run(ctx, &ok, NULL, &res, &err), 0);
+	brig_result_clear(&res);
+	CU_ASSERT_EQUAL(brig_run(ctx, &big, NULL, &res, &err), BRIG_E_REFUSED);
+	brig_error_free(err);
+	err = NULL;
+	brig_result_clear(&res);
+	brig_ctx_free(ctx);
+	char sha[65];
+	sha256_hex("hello", 5, sha);
+	CU_ASSERT_STRING_EQUAL(sha, "2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824");
+	CU_ASSERT_EQUAL(count_lines(path, NULL), 2);
+	CU_ASSERT_EQUAL(count_lines(path, sha), 1);
+	CU_ASSERT_EQUAL(count_lines(path, "\"verdict\":\"refused\""), 1);
+	CU_ASSERT_EQUAL(count_lines(path, "hello"), 0); /* never the code itself */
+	unlink(path);
+}
+
+static void test_audit_unwritable_fails_closed(void)
+{
+	brig_policy *p = NULL;
+	brig_error *err = NULL;
+	CU_ASSERT_EQUAL_FATAL(
+	        brig_policy_load_string("{\"audit_log\": \"/nonexistent-dir/audit.log\"}", "t", &p, &err),
+	        0);
+	setenv("BRIG_BACKEND_DIR", getenv("BRIG_TEST_PLUGIN_DIR"), 1);
+	brig_ctx *ctx = NULL;
+	CU_ASSERT_EQUAL(brig_ctx_new(p, &ctx, &err), BRIG_E_AUDIT);
+	CU_ASSERT_PTR_NULL(ctx);
+	CU_ASSERT_PTR_NOT_NULL(err && strstr(err->message, "/nonexistent-dir/audit.log"));
+	brig_error_free(err);
+}
+
+static void test_cancel_fd(void)
+{
+	brig_ctx *ctx = make_ctx(NULL);
+	int pfd[2];
+	CU_ASSERT_FATAL(pipe(pfd) == 0);
+	CU_ASSERT_EQUAL(write(pfd[1], "x", 1), 1);
+	brig_run_options o = {.struct_size = sizeof o, .cancel_fd = pfd[0], .front_door = "lib"};
+	brig_request req = {.language = BRIG_LANG_SHELL, .code = "hang", .code_len = 4};
+	brig_result res;
+	brig_error *err = NULL;
+	CU_ASSERT_EQUAL(brig_run(ctx, &req, &o, &res, &err), 0);
+	CU_ASSERT_EQUAL(res.verdict, BRIG_VERDICT_CANCELLED);
+	brig_result_clear(&res);
+	close(pfd[0]);
+	close(pfd[1]);
+	brig_ctx_free(ctx);
+}
+
+static void test_status_json(void)
+{
+	brig_ctx *ctx = make_ctx(NULL);
+	char *js = NULL;
+	brig_error *err = NULL;
+	CU_ASSERT_EQUAL_FATAL(brig_status_json(ctx, &js, &err), 0);
+	json_object *o = json_tokener_parse(js), *v;
+	CU_ASSERT_PTR_NOT_NULL_FATAL(o);
+	CU_ASSERT(json_object_object_get_ex(o, "selected", &v) &&
+	          strcmp(json_object_get_string(v), "fake") == 0);
+	CU_ASSERT(json_object_object_get_ex(o, "backends", &v) && json_object_array_length(v) == 2);
+	CU_ASSERT(json_object_object_get_ex(o, "refused_plugins", &v) &&
+	          json_object_array_length(v) == 3);
+	json_object_put(o);
+	free(js);
+	brig_ctx_free(ctx);
+}
+
+static CU_TestInfo tests[] = {
+        {"good plugin loads", test_good_plugin},
+        {"wrong ABI major refused", test_wrong_abi},
+        {"short table refused", test_short_table},
+        {"missing entry symbol refused", test_missing_symbol},
+        {"relative path refused", test_relative_path_refused},
+        {"non-ELF file refused", test_not_a_shared_object},
+        {"directory scan loads good, lists refused", test_dir_scan},
+        {"auto picks the available backend", test_auto_picks_available},
+        {"gvisor minimum unavailable fails closed", test_gvisor_minimum_fails_closed},
+        {"named backend unavailable fails closed", test_named_unavailable_fails_closed},
+        {"named backend not installed", test_named_missing},
+        {"named backend weaker than minimum", test_named_weaker_than_minimum},
+        {"run fills the result", test_run_and_result},
+        {"backend failure is sandbox_error", test_backend_failure_is_sandbox_error},
+        {"invalid UTF-8 output stays valid JSON", test_invalid_utf8_output_is_valid_json},
+        {"audit: one line per run, refused included, sha256, no code", test_audit_lines},
+        {"audit: unwritable log fails closed", test_audit_unwritable_fails_closed},
+        {"cancel fd reaches the backend", test_cancel_fd},
+        {"status json", test_status_json},
+        CU_TEST_INFO_NULL,
+};
+
+BRIG_CUNIT_MAIN("loader", tests)

@@ -1,0 +1,1608 @@
+/* test_policy.c - the policy validator (load, override, JSON output, copy) and the container
+ * spec it renders.  Every key's accepted edges and first rejected values are exercised, and every
+ * error's "ORIGIN: KEY.PATH: reason" shape is checked.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <json-c/json.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cunit_main.h"
+#include "policy.h"
+#include "util.h"
+
+#define ORIGIN "policy.json"
+#define CLI    "command line"
+#define HEX64  "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+#define MIB    (1024 * 1024)
+
+/* ---- helpers ----------------------------------------------------------------------------- */
+
+static bool str_eq(const char *a, const char *b)
+{
+	return a == b || (a && b && strcmp(a, b) == 0);
+}
+
+static bool starts_with(const char *s, const char *prefix)
+{
+	return s && strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+static brig_policy *load_ok(const char *json)
+{
+	brig_policy *p = NULL;
+	brig_error *err = NULL;
+	int r = brig_policy_load_string(json, ORIGIN, &p, &err);
+	if (r != 0)
+		fprintf(stderr, "\n  unexpected error for %s: %s\n", json,
+			err ? err->message : "?");
+	CU_ASSERT_EQUAL(r, 0);
+	CU_ASSERT_PTR_NULL(err);
+	CU_ASSERT_PTR_NOT_NULL(p);
+	brig_error_free(err);
+	return p;
+}
+
+/* The load fails with BRIG_E_POLICY, a message starting with `prefix` and containing `needle`. */
+static void load_fails(const char *json, const char *prefix, const char *needle)
+{
+	brig_policy *p = NULL;
+	brig_error *err = NULL;
+	int r = brig_policy_load_string(json, ORIGIN, &p, &err);
+	CU_ASSERT_EQUAL(r, BRIG_E_POLICY);
+	CU_ASSERT_PTR_NULL(p);
+	brig_policy_free(p);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(err);
+	CU_ASSERT_EQUAL(err->status, BRIG_E_POLICY);
+	bool ok = starts_with(err->message, prefix) && (!needle || strstr(err->message, needle));
+	if (!ok)
+		fprintf(stderr, "\n  %s\n  -> %s\n  wanted %s ... %s\n", json, err->message, prefix,
+			needle ? needle : "");
+	CU_ASSERT_TRUE(ok);
+	brig_error_free(err);
+}
+
+/* {"key": value} */
+static char *one(const char *key, const char *value)
+{
+	return xasprintf("{\"%s\": %s}", key, value);
+}
+
+static void key_ok(const char *key, const char *value)
+{
+	cleanup_free char *json = one(key, value);
+	brig_policy_free(load_ok(json));
+}
+
+static void key_fails(const char *key, const char *value, const char *needle)
+{
+	cleanup_free char *json = one(key, value);
+	cleanup_free char *prefix = xasprintf(ORIGIN ": %s: ", key);
+	load_fails(json, prefix, needle);
+}
+
+/* A key of the effective policy, read back through brig_policy_to_json. */
+static json_object *policy_get(const brig_policy *p, const char *key)
+{
+	cleanup_free char *text = brig_policy_to_json(p);
+	json_object *obj = json_tokener_parse(text);
+	json_object *v = NULL;
+	CU_ASSERT_TRUE_FATAL(json_object_object_get_ex(obj, key, &v));
+	json_object_get(v);
+	json_object_put(obj);
+	return v;
+}
+
+static int64_t policy_int(const brig_policy *p, const char *key)
+{
+	json_object *v = policy_get(p, key);
+	int64_t n = json_object_get_int64(v);
+	json_object_put(v);
+	return n;
+}
+
+/* Accepted min and max, rejected min-1 and max+1, in a file and as an override.  `extra` is put
+ * before the key so that the cross-field rule on timeouts holds. */
+static void int_edges(const char *key, long min, long max, const char *extra)
+{
+	for (int i = 0; i < 4; i++) {
+		long v = i == 0 ? min : i == 1 ? max : i == 2 ? min - 1 : max + 1;
+		cleanup_free char *json = xasprintf("{%s\"%s\": %ld}", extra, key, v);
+		if (i < 2) {
+			brig_policy *p = load_ok(json);
+			CU_ASSERT_EQUAL(policy_int(p, key), v);
+			brig_policy_free(p);
+			continue;
+		}
+		cleanup_free char *prefix =
+			xasprintf(ORIGIN ": %s: %ld is out of range (%ld..%ld)", key, v, min, max);
+		load_fails(json, prefix, NULL);
+	}
+}
+
+static void write_file(const char *path, const char *data, size_t len)
+{
+	FILE *f = fopen(path, "w");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+	CU_ASSERT_EQUAL(fwrite(data, 1, len, f), len);
+	fclose(f);
+}
+
+/* A fresh file under /tmp (absolute, as seccomp paths must be); caller unlinks and frees. */
+static char *temp_file(const char *content)
+{
+	char tmpl[] = "/tmp/brig-test-policy-XXXXXX";
+	int fd = mkstemp(tmpl);
+	CU_ASSERT_FATAL(fd >= 0);
+	close(fd);
+	write_file(tmpl, content, strlen(content));
+	return xstrdup(tmpl);
+}
+
+static bool policy_equal(const brig_policy *a, const brig_policy *b)
+{
+	bool eq = a->timeout_seconds == b->timeout_seconds &&
+		  a->max_timeout_seconds == b->max_timeout_seconds &&
+		  a->memory_mb == b->memory_mb && a->cpus == b->cpus &&
+		  a->pids_limit == b->pids_limit && a->nofile == b->nofile &&
+		  a->tmpfs_mb == b->tmpfs_mb && a->max_input_bytes == b->max_input_bytes &&
+		  a->max_output_bytes == b->max_output_bytes && a->network == b->network &&
+		  str_eq(a->user, b->user) && a->require_digest == b->require_digest &&
+		  str_eq(a->backend, b->backend) && a->isolation == b->isolation &&
+		  str_eq(a->seccomp_profile, b->seccomp_profile) &&
+		  a->max_concurrent_runs == b->max_concurrent_runs &&
+		  str_eq(a->audit_log, b->audit_log);
+	for (int i = 0; i < BRIG_LANG_COUNT; i++)
+		eq = eq && str_eq(a->images[i], b->images[i]);
+	return eq;
+}
+
+/* Override that must succeed with the given loosened flag. */
+static void override_ok(brig_policy *p, const char *key, const char *value, bool loosened)
+{
+	brig_error *err = NULL;
+	bool l = !loosened;
+	int r = brig_policy_override(p, key, value, &l, &err);
+	if (r != 0)
+		fprintf(stderr, "\n  override %s=%s: %s\n", key, value, err ? err->message : "?");
+	CU_ASSERT_EQUAL(r, 0);
+	CU_ASSERT_PTR_NULL(err);
+	if (l != loosened)
+		fprintf(stderr, "\n  override %s=%s: loosened=%d\n", key, value, l);
+	CU_ASSERT_EQUAL(l, loosened);
+	brig_error_free(err);
+}
+
+/* Override that must fail with `status`, a message starting with `prefix`, and no change. */
+static void override_fails(brig_policy *p, const char *key, const char *value, int status,
+			   const char *prefix)
+{
+	brig_policy *before = brig_policy_copy(p);
+	brig_error *err = NULL;
+	bool l = true;
+	int r = brig_policy_override(p, key, value, &l, &err);
+	CU_ASSERT_EQUAL(r, status);
+	CU_ASSERT_FALSE(l);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(err);
+	CU_ASSERT_EQUAL(err->status, status);
+	if (!starts_with(err->message, prefix))
+		fprintf(stderr, "\n  override %s=%s -> %s\n  wanted %s\n", key, value, err->message,
+			prefix);
+	CU_ASSERT_TRUE(starts_with(err->message, prefix));
+	CU_ASSERT_TRUE(policy_equal(p, before));
+	brig_error_free(err);
+	brig_policy_free(before);
+}
+
+static int make(const brig_policy *p, brig_language lang, const char *code, int timeout,
+		brig_timeout_mode mode, int isolation, brig_spec **spec, char **notice,
+		brig_error **err)
+{
+	brig_request req = { .language = lang,
+			     .code = code,
+			     .code_len = code ? strlen(code) : 0,
+			     .timeout_seconds = timeout };
+	return policy_make_spec(p, &req, mode,
+				isolation == BRIG_ISOLATION_GVISOR ? "runsc" : "runc", isolation,
+				spec, notice, err);
+}
+
+static brig_spec *make_ok(const brig_policy *p, brig_language lang, int isolation)
+{
+	brig_spec *s = NULL;
+	brig_error *err = NULL;
+	int r = make(p, lang, "print(1)\n", 0, BRIG_TIMEOUT_REFUSE, isolation, &s, NULL, &err);
+	if (r != 0)
+		fprintf(stderr, "\n  make_spec: %s\n", err ? err->message : "?");
+	CU_ASSERT_EQUAL(r, 0);
+	brig_error_free(err);
+	return s;
+}
+
+static bool strv_eq(char **v, const char *const *want)
+{
+	size_t i = 0;
+	for (; v && v[i] && want[i]; i++)
+		if (strcmp(v[i], want[i]) != 0)
+			return false;
+	return v && !v[i] && !want[i];
+}
+
+static unsigned long long self_starttime(void)
+{
+	char buf[4096] = { 0 };
+	FILE *f = fopen("/proc/self/stat", "r");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+	size_t n = fread(buf, 1, sizeof buf - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	unsigned long long st = 0;
+	CU_ASSERT_EQUAL(spec_parse_starttime(buf, &st), 0);
+	return st;
+}
+
+/* ---- defaults and ranges ------------------------------------------------------------------- */
+
+static void test_defaults(void)
+{
+	brig_policy *p = brig_policy_new_default();
+	CU_ASSERT_EQUAL(p->timeout_seconds, 5);
+	CU_ASSERT_EQUAL(p->max_timeout_seconds, 30);
+	CU_ASSERT_EQUAL(p->memory_mb, 256);
+	CU_ASSERT_DOUBLE_EQUAL(p->cpus, 1.0, 0);
+	CU_ASSERT_EQUAL(p->pids_limit, 64);
+	CU_ASSERT_EQUAL(p->nofile, 64);
+	CU_ASSERT_EQUAL(p->tmpfs_mb, 64);
+	CU_ASSERT_EQUAL(p->max_input_bytes, 65536);
+	CU_ASSERT_EQUAL(p->max_output_bytes, 131072);
+	CU_ASSERT_FALSE(p->network);
+	CU_ASSERT_STRING_EQUAL(p->user, "65534:65534");
+	CU_ASSERT_STRING_EQUAL(p->images[BRIG_LANG_PYTHON], "brig/python:bookworm");
+	CU_ASSERT_STRING_EQUAL(p->images[BRIG_LANG_NODE], "brig/node:bookworm");
+	CU_ASSERT_STRING_EQUAL(p->images[BRIG_LANG_SHELL], "brig/shell:bookworm");
+	CU_ASSERT_FALSE(p->require_digest);
+	CU_ASSERT_STRING_EQUAL(p->backend, "auto");
+	CU_ASSERT_EQUAL(p->isolation, BRIG_ISOLATION_CONTAINER);
+	CU_ASSERT_STRING_EQUAL(p->seccomp_profile, "engine");
+	CU_ASSERT_PTR_NULL(p->seccomp_deny);
+	CU_ASSERT_EQUAL(p->max_concurrent_runs, 4);
+	CU_ASSERT_PTR_NULL(p->audit_log);
+	CU_ASSERT_EQUAL(policy_validate(p, "defaults", NULL), 0);
+	brig_policy_free(p);
+}
+
+static void test_empty_object_is_defaults(void)
+{
+	brig_policy *d = brig_policy_new_default();
+	brig_policy *p = load_ok("{}");
+	CU_ASSERT_TRUE(policy_equal(p, d));
+	brig_policy_free(p);
+	brig_policy_free(d);
+}
+
+static void test_edges_timeout(void)
+{
+	int_edges("timeout_seconds", POLICY_TIMEOUT_MIN, POLICY_TIMEOUT_MAX,
+		  "\"max_timeout_seconds\": 3600, ");
+}
+
+static void test_edges_max_timeout(void)
+{
+	int_edges("max_timeout_seconds", POLICY_TIMEOUT_MIN, POLICY_TIMEOUT_MAX,
+		  "\"timeout_seconds\": 1, ");
+}
+
+static void test_edges_memory(void)
+{
+	int_edges("memory_mb", 16, 65536, "");
+}
+
+static void test_edges_pids(void)
+{
+	int_edges("pids_limit", 8, 4096, "");
+}
+
+static void test_edges_nofile(void)
+{
+	int_edges("nofile", 16, 65536, "");
+}
+
+static void test_edges_tmpfs(void)
+{
+	int_edges("tmpfs_mb", 1, 4096, "");
+}
+
+static void test_edges_input(void)
+{
+	int_edges("max_input_bytes", 1, 16 * MIB, "");
+}
+
+static void test_edges_output(void)
+{
+	int_edges("max_output_bytes", 1024, 64 * MIB, "");
+}
+
+static void test_edges_concurrency(void)
+{
+	int_edges("max_concurrent_runs", 1, 64, "");
+}
+
+static void test_edges_cpus(void)
+{
+	brig_policy *p = load_ok("{\"cpus\": 0.01}");
+	CU_ASSERT_DOUBLE_EQUAL(p->cpus, 0.01, 0);
+	brig_policy_free(p);
+	p = load_ok("{\"cpus\": 64}");
+	CU_ASSERT_DOUBLE_EQUAL(p->cpus, 64.0, 0);
+	brig_policy_free(p);
+	p = load_ok("{\"cpus\": 2}"); /* an integer is a number too */
+	CU_ASSERT_DOUBLE_EQUAL(p->cpus, 2.0, 0);
+	brig_policy_free(p);
+	key_fails("cpus", "0.0099", "0.0099 is out of range (0.01..64)");
+	key_fails("cpus", "64.01", "is out of range");
+	key_fails("cpus", "0", "is out of range");
+	key_fails("cpus", "-1", "is out of range");
+	key_fails("cpus", "NaN", "is out of range"); /* json-c accepts the literal */
+	key_fails("cpus", "1e400", "is out of range");
+}
+
+static void test_huge_integer_refused(void)
+{
+	key_fails("memory_mb", "99999999999999999999", "is out of range");
+	key_fails("memory_mb", "-99999999999999999999", "is out of range");
+	key_fails("max_output_bytes", "4294968320", "is out of range"); /* 2^32 + 1024 */
+}
+
+/* ---- types and unknown keys ---------------------------------------------------------------- */
+
+static void test_int_wrong_types(void)
+{
+	key_fails("memory_mb", "512.5", "expected an integer, got a non-integer number");
+	key_fails("memory_mb", "5.0", "expected an integer, got a non-integer number");
+	key_fails("timeout_seconds", "\"5\"", "expected an integer, got a string");
+	key_fails("pids_limit", "true", "expected an integer, got a boolean");
+	key_fails("nofile", "null", "expected an integer, got null");
+	key_fails("tmpfs_mb", "[64]", "expected an integer, got an array");
+	key_fails("max_concurrent_runs", "{}", "expected an integer, got an object");
+}
+
+static void test_other_wrong_types(void)
+{
+	key_fails("cpus", "\"1\"", "expected a number, got a string");
+	key_fails("network", "\"true\"", "expected true or false, got a string");
+	key_fails("network", "1", "expected true or false, got an integer");
+	key_fails("require_digest", "0", "expected true or false");
+	key_fails("user", "65534", "expected a string, got an integer");
+	key_fails("backend", "null", "expected a string, got null");
+	key_fails("isolation", "2", "expected a string");
+	key_fails("seccomp", "false", "expected a string");
+	key_fails("audit_log", "5", "expected a string, got an integer");
+	key_fails("images", "\"brig/python:bookworm\"", "expected an object, got a string");
+	load_fails("{\"images\": {\"python\": 3}}",
+		   ORIGIN ": images.python: ", "expected a string, got an integer");
+	load_fails("{\"images\": {\"node\": null}}", ORIGIN ": images.node: ", "got null");
+}
+
+static void test_nul_in_string(void)
+{
+	key_fails("user", "\"65534:65534\\u0000junk\"", "contains a NUL character");
+	load_fails("{\"images\": {\"shell\": \"a:1\\u0000b\"}}", ORIGIN ": images.shell: ", "NUL");
+}
+
+static void test_unknown_top_level_key(void)
+{
+	load_fails("{\"memory\": 512}", ORIGIN ": memory: unknown key", NULL);
+	load_fails("{\"memory_mb\": 512, \"Network\": true}", ORIGIN ": Network: unknown key",
+		   NULL);
+	/* seccomp_deny is a struct field, not (yet) a key */
+	load_fails("{\"seccomp_deny\": []}", ORIGIN ": seccomp_deny: unknown key", NULL);
+	/* an odd key name is quoted and escaped, never printed raw */
+	load_fails("{\"a b\\u001b[31m\": 1}", ORIGIN ": \"a b\\x1b[31m\": unknown key", NULL);
+}
+
+static void test_unknown_images_key(void)
+{
+	load_fails("{\"images\": {\"ruby\": \"ruby:3\"}}", ORIGIN ": images.ruby: unknown key",
+		   NULL);
+	load_fails("{\"images\": {\"py\": \"python:3\"}}", ORIGIN ": images.py: unknown key", NULL);
+	load_fails("{\"images\": {\"Python\": \"python:3\"}}",
+		   ORIGIN ": images.Python: unknown key", NULL);
+}
+
+/* ---- strings ------------------------------------------------------------------------------- */
+
+static void test_user_root_refused(void)
+{
+	load_fails("{\"user\": \"0:0\"}",
+		   ORIGIN ": user: uid 0 (root) is refused; use an unprivileged uid such as 65534",
+		   NULL);
+	load_fails("{\"user\": \"00:1000\"}", ORIGIN ": user: uid 0 (root) is refused", NULL);
+	load_fails("{\"user\": \"1000:0\"}",
+		   ORIGIN ": user: gid 0 (root) is refused; use an unprivileged gid such as 65534",
+		   NULL);
+}
+
+static void test_user_not_numeric(void)
+{
+	const char *bad[] = { "nobody", "65534", "65534:", ":65534", "-1:5",           "+1:5",
+			      "1:2:3",  " 1:2",  "1:2 ",   "0x10:5", "nobody:nogroup", "" };
+	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+		cleanup_free char *v = xasprintf("\"%s\"", bad[i]);
+		key_fails("user", v, "is not a numeric UID:GID");
+	}
+	key_fails("user", "\"4294967295:1\"", "uid is out of range (1..4294967294)");
+	key_fails("user", "\"1:99999999999999999999\"", "gid is out of range");
+}
+
+static void test_user_accepted(void)
+{
+	brig_policy *p = load_ok("{\"user\": \"1000:1001\"}");
+	CU_ASSERT_STRING_EQUAL(p->user, "1000:1001");
+	brig_policy_free(p);
+	key_ok("user", "\"4294967294:4294967294\"");
+	key_ok("user", "\"1:1\"");
+}
+
+static void test_image_forms_accepted(void)
+{
+	const char *good[] = {
+		"python:3.11",
+		"reg:5000/py:3.11",
+		"python@sha256:" HEX64,
+		"sha256:" HEX64,
+		"ghcr.io/org/team/img:v1.2_3-rc",
+		"localhost/x:1",
+		"localhost:5000/x@sha256:" HEX64,
+		"python:3.11@sha256:" HEX64,
+		"Registry.Example.COM/py:Latest",
+		"brig/python:bookworm",
+	};
+	char why[512];
+	for (size_t i = 0; i < sizeof good / sizeof *good; i++) {
+		int r = policy_check_image(good[i], false, why, sizeof why);
+		if (r != 0)
+			fprintf(stderr, "\n  %s: %s\n", good[i], why);
+		CU_ASSERT_EQUAL(r, 0);
+	}
+}
+
+static void test_image_forms_refused(void)
+{
+	static const struct {
+		const char *ref, *why;
+	} bad[] = {
+		{ "python", "\"python\" has no tag or digest (write name:tag or name@sha256:...)" },
+		{ "registry:5000/python", "has no tag or digest" },
+		{ "", "empty" },
+		{ " python:3", "whitespace" },
+		{ "python:3.11\n", "whitespace, a control character" },
+		{ "py thon:3", "whitespace" },
+		{ "python:3;rm", "not allowed" },
+		{ "pythön:3", "non-ASCII" },
+		{ "--privileged:1", "starts with '-'" },
+		{ "python:", "invalid tag" },
+		{ "python:.x", "invalid tag" },
+		{ ":3.11", "not a valid image name" },
+		{ "Python:3.11", "not a valid image name" },
+		{ "a//b:1", "not a valid image name" },
+		{ "/a:1", "not a valid image name" },
+		{ "a:b:c", "invalid tag" },
+		{ "python@sha256:abc", "invalid digest" },
+		{ "python@md5:" HEX64, "invalid digest" },
+		{ "python@sha256:" HEX64 "00", "invalid digest" },
+		{ "@sha256:" HEX64, "not a valid image name" },
+		{ "a@b@sha256:" HEX64, "more than one '@'" },
+		{ "sha256:ABCDEF", "is not an image ID" },
+		{ "sha256:" HEX64 "0", "is not an image ID" },
+	};
+	char why[512];
+	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+		int r = policy_check_image(bad[i].ref, false, why, sizeof why);
+		CU_ASSERT_EQUAL(r, -1);
+		if (r == 0 || !strstr(why, bad[i].why))
+			fprintf(stderr, "\n  %s: %s (wanted %s)\n", bad[i].ref,
+				r ? why : "accepted", bad[i].why);
+		CU_ASSERT_PTR_NOT_NULL(strstr(why, bad[i].why));
+	}
+	char *long_ref = xmalloc(600);
+	memset(long_ref, 'a', 597);
+	memcpy(long_ref + 597, ":1", 3);
+	CU_ASSERT_EQUAL(policy_check_image(long_ref, false, why, sizeof why), -1);
+	free(long_ref);
+}
+
+static void test_image_error_message(void)
+{
+	brig_policy *p = NULL;
+	brig_error *err = NULL;
+	int r = brig_policy_load_string("{\"images\": {\"python\": \"python\"}}",
+					"/etc/brig/policy.json", &p, &err);
+	CU_ASSERT_EQUAL(r, BRIG_E_POLICY);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(err);
+	CU_ASSERT_STRING_EQUAL(err->message,
+			       "/etc/brig/policy.json: images.python: \"python\" has no tag "
+			       "or digest (write name:tag or name@sha256:...)");
+	brig_error_free(err);
+	/* a value is escaped in messages: it ends up on a terminal */
+	load_fails("{\"images\": {\"node\": \"node\\u001b[2J\"}}",
+		   ORIGIN ": images.node: \"node\\x1b[2J\" is not an image reference", NULL);
+}
+
+static void test_partial_images_keep_defaults(void)
+{
+	brig_policy *p =
+		load_ok("{\"memory_mb\": 512, \"images\": {\"node\": \"node:20-bookworm\"}}");
+	brig_policy *d = brig_policy_new_default();
+	CU_ASSERT_EQUAL(p->memory_mb, 512);
+	CU_ASSERT_STRING_EQUAL(p->images[BRIG_LANG_NODE], "node:20-bookworm");
+	CU_ASSERT_STRING_EQUAL(p->images[BRIG_LANG_PYTHON], "brig/python:bookworm");
+	CU_ASSERT_STRING_EQUAL(p->images[BRIG_LANG_SHELL], "brig/shell:bookworm");
+	p->memory_mb = d->memory_mb;
+	free(p->images[BRIG_LANG_NODE]);
+	p->images[BRIG_LANG_NODE] = xstrdup(d->images[BRIG_LANG_NODE]);
+	CU_ASSERT_TRUE(policy_equal(p, d)); /* everything else untouched */
+	brig_policy_free(p);
+	brig_policy_free(d);
+}
+
+static void test_file_may_loosen(void)
+{
+	brig_policy *p =
+		load_ok("{\"network\": true, \"memory_mb\": 8192, \"cpus\": 8, \"isolation\": "
+			"\"gvisor\", \"max_timeout_seconds\": 600, \"timeout_seconds\": 60}");
+	CU_ASSERT_TRUE(p->network);
+	CU_ASSERT_EQUAL(p->memory_mb, 8192);
+	CU_ASSERT_EQUAL(p->isolation, BRIG_ISOLATION_GVISOR);
+	CU_ASSERT_EQUAL(p->timeout_seconds, 60);
+	brig_policy_free(p);
+}
+
+static void test_require_digest(void)
+{
+	load_fails("{\"require_digest\": true}",
+		   ORIGIN ": images.python: \"brig/python:bookworm\" is "
+			  "not pinned by digest (require_digest is true",
+		   NULL);
+	const char *pinned =
+		"{\"images\": {\"python\": \"py@sha256:" HEX64 "\", \"node\": \"sha256:" HEX64
+		"\", \"shell\": \"reg:5000/sh:1@sha256:" HEX64 "\"}";
+	/* the order of the keys in the file does not matter */
+	cleanup_free char *after = xasprintf("%s, \"require_digest\": true}", pinned);
+	cleanup_free char *before = xasprintf("{\"require_digest\": true, %s}", pinned + 1);
+	brig_policy *p = load_ok(after);
+	CU_ASSERT_TRUE(p && p->require_digest);
+	brig_policy_free(p);
+	brig_policy_free(load_ok(before));
+	load_fails("{\"require_digest\": true, \"images\": {\"python\": \"py@sha256:" HEX64
+		   "\", \"shell\": \"sh@sha256:" HEX64 "\"}}",
+		   ORIGIN ": images.node: ", "not pinned by digest");
+	char why[512];
+	CU_ASSERT_EQUAL(policy_check_image("python:3.11", true, why, sizeof why), -1);
+	CU_ASSERT_EQUAL(policy_check_image("sha256:" HEX64, true, why, sizeof why), 0);
+}
+
+static void test_max_timeout_below_timeout(void)
+{
+	load_fails("{\"timeout_seconds\": 20, \"max_timeout_seconds\": 10}",
+		   ORIGIN ": max_timeout_seconds: 10 is below timeout_seconds (20)", NULL);
+	load_fails("{\"timeout_seconds\": 31}", ORIGIN ": max_timeout_seconds: 30 is below", NULL);
+	brig_policy_free(load_ok("{\"timeout_seconds\": 30}"));
+}
+
+static void test_backend(void)
+{
+	key_ok("backend", "\"auto\"");
+	key_ok("backend", "\"docker-cli\"");
+	key_ok("backend", "\"abcdefghijklmnopqrstuvwxyz012345\""); /* 32 */
+	key_fails("backend", "\"abcdefghijklmnopqrstuvwxyz0123456\"", "is not a backend name");
+	key_fails("backend", "\"\"", "is not a backend name");
+	key_fails("backend", "\"Docker\"", "is not a backend name");
+	key_fails("backend", "\"docker_cli\"", "is not a backend name");
+	key_fails("backend", "\"../evil\"", "is not a backend name");
+}
+
+static void test_isolation(void)
+{
+	brig_policy *p = load_ok("{\"isolation\": \"gvisor\"}");
+	CU_ASSERT_EQUAL(p->isolation, BRIG_ISOLATION_GVISOR);
+	brig_policy_free(p);
+	key_ok("isolation", "\"container\"");
+	key_fails("isolation", "\"runsc\"",
+		  "\"runsc\" is not an isolation level (container or gvisor)");
+	key_fails("isolation", "\"GVISOR\"", "is not an isolation level");
+	key_fails("isolation", "\"\"", "is not an isolation level");
+}
+
+static void test_audit_log(void)
+{
+	brig_policy *p = load_ok("{\"audit_log\": \"/var/log/brig/audit.jsonl\"}");
+	CU_ASSERT_STRING_EQUAL(p->audit_log, "/var/log/brig/audit.jsonl");
+	brig_policy_free(p);
+	p = load_ok("{\"audit_log\": null}");
+	CU_ASSERT_PTR_NULL(p->audit_log);
+	brig_policy_free(p);
+	key_fails("audit_log", "\"audit.jsonl\"", "is not an absolute path");
+	key_fails("audit_log", "\"\"", "is not an absolute path");
+	key_fails("audit_log", "\"/var/log/a\\nb\"", "is not an absolute path");
+}
+
+static void test_seccomp_values(void)
+{
+	key_ok("seccomp", "\"engine\"");
+	/* brig's own profile is a later issue: refused rather than silently meaning something */
+	key_fails("seccomp", "\"default\"", "is neither \"engine\" nor an absolute path");
+	key_fails("seccomp", "\"profiles/seccomp.json\"", "is neither");
+	key_fails("seccomp", "\"/nonexistent/brig/seccomp.json\"",
+		  "cannot read /nonexistent/brig/seccomp.json: No such file or directory");
+	key_fails("seccomp", "\"/\"", "cannot read /: Is a directory");
+}
+
+static void test_seccomp_file(void)
+{
+	cleanup_free char *good = temp_file("{\"defaultAction\": \"SCMP_ACT_ERRNO\"}\n");
+	cleanup_free char *array = temp_file("[]");
+	cleanup_free char *null = temp_file("null");
+	cleanup_free char *broken = temp_file("{\n  \"defaultAction\" \"x\"\n}");
+	cleanup_free char *v = xasprintf("\"%s\"", good);
+	key_ok("seccomp", v);
+	free(v);
+	v = xasprintf("\"%s\"", array);
+	key_fails("seccomp", v, "is not a JSON object");
+	free(v);
+	v = xasprintf("\"%s\"", null);
+	key_fails("seccomp", v, "is not a JSON object");
+	free(v);
+	v = xasprintf("\"%s\"", broken);
+	cleanup_free char *where = xasprintf("seccomp: %s:2:19: invalid JSON", broken);
+	key_fails("seccomp", v, where);
+	unlink(good);
+	unlink(array);
+	unlink(null);
+	unlink(broken);
+}
+
+/* ---- syntax and files ---------------------------------------------------------------------- */
+
+static void test_syntax_error_line_col(void)
+{
+	load_fails("{\n  \"memory_mb\": 512,\n  \"cpus\": ,\n}",
+		   ORIGIN ":3:11: invalid JSON: ", NULL);
+	load_fails("{", ORIGIN ":1:2: invalid JSON: unexpected end of data", NULL);
+	load_fails("", ORIGIN ":1:1: invalid JSON: ", NULL);
+	load_fails("{} x", ORIGIN ":1:4: invalid JSON: ", NULL);
+	load_fails("{\"a\": 1,}", ORIGIN ":1:9: invalid JSON: ", NULL);
+	load_fails("// comment\n{}", ORIGIN ":1:1: invalid JSON: ", NULL);
+	load_fails("{\"user\": \"\xff\"}", ORIGIN ":1:", "invalid JSON");
+	load_fails("{\"images\": [[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]}",
+		   ORIGIN ":1:", "invalid JSON: nesting too deep");
+}
+
+static void test_top_level_must_be_object(void)
+{
+	load_fails("[]", ORIGIN ": the top level must be a JSON object, not an array", NULL);
+	load_fails("5", ORIGIN ": the top level must be a JSON object, not an integer", NULL);
+	load_fails("null", ORIGIN ": the top level must be a JSON object, not null", NULL);
+}
+
+static void test_file_not_found(void)
+{
+	brig_policy *p = (brig_policy *)&p;
+	brig_error *err = NULL;
+	int r = brig_policy_load_file("/nonexistent/brig/policy.json", &p, &err);
+	CU_ASSERT_EQUAL(r, BRIG_E_POLICY);
+	CU_ASSERT_PTR_NULL(p);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(err);
+	CU_ASSERT_EQUAL(err->status, BRIG_E_POLICY);
+	CU_ASSERT_EQUAL(err->errno_value, ENOENT);
+	CU_ASSERT_STRING_EQUAL(err->message,
+			       "cannot read policy file /nonexistent/brig/policy.json: No "
+			       "such file or directory");
+	brig_error_free(err);
+	err = NULL;
+	CU_ASSERT_EQUAL(brig_policy_load_file("/", &p, &err), BRIG_E_POLICY);
+	CU_ASSERT_STRING_EQUAL(err->message, "cannot read policy file /: Is a directory");
+	brig_error_free(err);
+}
+
+static void test_file_load_and_origin(void)
+{
+	cleanup_free char *good = temp_file("{\n  \"memory_mb\": 512,\n  \"network\": true\n}\n");
+	cleanup_free char *bad = temp_file("{\"memory_mb\": 15}");
+	cleanup_free char *broken = temp_file("{\n\n  \"memory_mb\" 5}");
+	brig_policy *p = NULL;
+	brig_error *err = NULL;
+	CU_ASSERT_EQUAL(brig_policy_load_file(good, &p, &err), 0);
+	CU_ASSERT_TRUE_FATAL(p != NULL);
+	CU_ASSERT_EQUAL(p->memory_mb, 512);
+	CU_ASSERT_TRUE(p->network);
+	brig_policy_free(p);
+	CU_ASSERT_EQUAL(brig_policy_load_file(bad, &p, &err), BRIG_E_POLICY);
+	cleanup_free char *want = xasprintf("%s: memory_mb: 15 is out of range (16..65536)", bad);
+	CU_ASSERT_STRING_EQUAL(err->message, want);
+	brig_error_free(err);
+	err = NULL;
+	CU_ASSERT_EQUAL(brig_policy_load_file(broken, &p, &err), BRIG_E_POLICY);
+	cleanup_free char *where = xasprintf("%s:3:15: invalid JSON: ", broken);
+	CU_ASSERT_TRUE(starts_with(err->message, where));
+	brig_error_free(err);
+	unlink(good);
+	unlink(bad);
+	unlink(broken);
+}
+
+static void test_file_size_cap(void)
+{
+	cleanup_free char *path = temp_file("");
+	char *data = xmalloc(MIB + 1);
+	memset(data, ' ', MIB + 1);
+	memcpy(data, "{}", 2);
+	brig_policy *p = NULL;
+	brig_error *err = NULL;
+	write_file(path, data, MIB); /* exactly 1 MiB: fine */
+	CU_ASSERT_EQUAL(brig_policy_load_file(path, &p, &err), 0);
+	brig_policy_free(p);
+	write_file(path, data, MIB + 1);
+	CU_ASSERT_EQUAL(brig_policy_load_file(path, &p, &err), BRIG_E_POLICY);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(err);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err->message, "is larger than 1 MiB"));
+	brig_error_free(err);
+	free(data);
+	unlink(path);
+}
+
+static void test_null_arguments(void)
+{
+	brig_policy *p = NULL;
+	brig_error *err = NULL;
+	CU_ASSERT_EQUAL(brig_policy_load_string(NULL, ORIGIN, &p, &err), BRIG_E_USAGE);
+	brig_error_free(err);
+	err = NULL;
+	CU_ASSERT_EQUAL(brig_policy_load_file(NULL, &p, NULL), BRIG_E_USAGE);
+	CU_ASSERT_EQUAL(policy_validate(NULL, ORIGIN, NULL), BRIG_E_USAGE);
+	CU_ASSERT_PTR_NULL(brig_policy_to_json(NULL));
+	CU_ASSERT_PTR_NULL(brig_policy_copy(NULL));
+	brig_policy_free(NULL);
+	spec_free(NULL);
+	/* an origin is optional */
+	CU_ASSERT_EQUAL(brig_policy_load_string("{\"nope\": 1}", NULL, &p, &err), BRIG_E_POLICY);
+	CU_ASSERT_TRUE(starts_with(err->message, "policy: nope: unknown key"));
+	brig_error_free(err);
+}
+
+static void test_validate_struct(void)
+{
+	brig_policy *p = brig_policy_new_default();
+	brig_error *err = NULL;
+	p->cpus = 100;
+	CU_ASSERT_EQUAL(policy_validate(p, "test", &err), BRIG_E_POLICY);
+	CU_ASSERT_STRING_EQUAL(err->message, "test: cpus: 100 is out of range (0.01..64)");
+	p->cpus = 1;
+	p->isolation = 7;
+	CU_ASSERT_EQUAL(policy_validate(p, "test", &err), BRIG_E_POLICY);
+	CU_ASSERT_STRING_EQUAL(err->message, "test: isolation: 7 is not an isolation level");
+	p->isolation = BRIG_ISOLATION_GVISOR;
+	free(p->user);
+	p->user = NULL;
+	CU_ASSERT_EQUAL(policy_validate(p, "test", &err), BRIG_E_POLICY);
+	CU_ASSERT_STRING_EQUAL(err->message, "test: user: missing");
+	p->user = xstrdup("1:1");
+	p->max_input_bytes = POLICY_INPUT_MAX + 1L;
+	CU_ASSERT_EQUAL(policy_validate(p, "test", &err), BRIG_E_POLICY);
+	CU_ASSERT_TRUE(
+		starts_with(err->message, "test: max_input_bytes: 16777217 is out of range"));
+	p->max_input_bytes = 1;
+	CU_ASSERT_EQUAL(policy_validate(p, "test", &err), 0);
+	brig_error_free(err);
+	brig_policy_free(p);
+}
+
+/* ---- overrides ----------------------------------------------------------------------------- */
+
+static void test_override_ints_loosen(void)
+{
+	static const struct {
+		const char *key, *lower, *higher;
+	} k[] = {
+		{ "timeout_seconds", "3", "10" },
+		{ "max_timeout_seconds", "20", "60" },
+		{ "memory_mb", "128", "512" },
+		{ "pids_limit", "32", "128" },
+		{ "nofile", "32", "128" },
+		{ "tmpfs_mb", "32", "128" },
+		{ "max_input_bytes", "1024", "1048576" },
+		{ "max_output_bytes", "4096", "1048576" },
+		{ "max_concurrent_runs", "2", "8" },
+	};
+	for (size_t i = 0; i < sizeof k / sizeof *k; i++) {
+		brig_policy *p = brig_policy_new_default();
+		override_ok(p, k[i].key, k[i].higher, true);
+		override_ok(p, k[i].key, k[i].higher, false); /* same value */
+		override_ok(p, k[i].key, k[i].lower, false);
+		long want;
+		CU_ASSERT_TRUE(parse_long(k[i].lower, 0, LONG_MAX, &want));
+		CU_ASSERT_EQUAL(policy_int(p, k[i].key), want);
+		brig_policy_free(p);
+	}
+}
+
+static void test_override_int_edges(void)
+{
+	static const struct {
+		const char *key, *min, *max, *below, *above;
+	} k[] = {
+		{ "timeout_seconds", "1", "30", "0", "3601" }, /* 30: the max_timeout in force */
+		{ "max_timeout_seconds", "5", "3600", "0", "3601" },
+		{ "memory_mb", "16", "65536", "15", "65537" },
+		{ "pids_limit", "8", "4096", "7", "4097" },
+		{ "nofile", "16", "65536", "15", "65537" },
+		{ "tmpfs_mb", "1", "4096", "0", "4097" },
+		{ "max_input_bytes", "1", "16777216", "0", "16777217" },
+		{ "max_output_bytes", "1024", "67108864", "1023", "67108865" },
+		{ "max_concurrent_runs", "1", "64", "0", "65" },
+	};
+	for (size_t i = 0; i < sizeof k / sizeof *k; i++) {
+		brig_policy *p = brig_policy_new_default();
+		override_ok(p, k[i].key, k[i].min, false);
+		override_ok(p, k[i].key, k[i].max, true);
+		cleanup_free char *below =
+			xasprintf(CLI ": %s: %s is out of range", k[i].key, k[i].below);
+		cleanup_free char *above =
+			xasprintf(CLI ": %s: %s is out of range", k[i].key, k[i].above);
+		override_fails(p, k[i].key, k[i].below, BRIG_E_POLICY, below);
+		override_fails(p, k[i].key, k[i].above, BRIG_E_POLICY, above);
+		brig_policy_free(p);
+	}
+}
+
+static void test_override_not_integer(void)
+{
+	brig_policy *p = brig_policy_new_default();
+	const char *bad[] = {
+		"12x", "", " 5", "+5", "5.0", "0x10", "five", "9999999999999999999999"
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
+		override_fails(p, "pids_limit", bad[i], BRIG_E_POLICY, CLI ": pids_limit: ");
+	override_fails(p, "pids_limit", "abc", BRIG_E_POLICY,
+		       CLI ": pids_limit: \"abc\" is not an integer");
+	brig_policy_free(p);
+}
+
+static void test_override_memory_suffixes(void)
+{
+	static const struct {
+		const char *text;
+		int mb;
+	} ok[] = { { "300", 300 },   { "512m", 512 },  { "512M", 512 }, { "512MiB", 512 },
+		   { "512mb", 512 }, { "1g", 1024 },   { "2G", 2048 },  { "1GiB", 1024 },
+		   { "2gb", 2048 },  { "64g", 65536 }, { "16m", 16 } };
+	brig_policy *p = brig_policy_new_default();
+	for (size_t i = 0; i < sizeof ok / sizeof *ok; i++) {
+		override_ok(p, "memory_mb", ok[i].text, ok[i].mb > p->memory_mb);
+		CU_ASSERT_EQUAL(p->memory_mb, ok[i].mb);
+	}
+	const char *bad[] = { "1.5g", "512k", "g", "-512", "1t", "512 m", "m512", "", "0x100" };
+	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
+		override_fails(p, "memory_mb", bad[i], BRIG_E_POLICY, CLI ": memory_mb: ");
+	override_fails(p, "memory_mb", "1.5g", BRIG_E_POLICY,
+		       CLI ": memory_mb: \"1.5g\" is not a size in MiB (e.g. 512, 512m, 2g)");
+	override_fails(p, "memory_mb", "8m", BRIG_E_POLICY, CLI ": memory_mb: 8 is out of range");
+	override_fails(p, "memory_mb", "100g", BRIG_E_POLICY,
+		       CLI ": memory_mb: 102400 is out of range");
+	override_fails(p, "memory_mb", "99999999999g", BRIG_E_POLICY, CLI ": memory_mb: ");
+	brig_policy_free(p);
+}
+
+static void test_override_cpus(void)
+{
+	brig_policy *p = brig_policy_new_default();
+	override_ok(p, "cpus", "2.5", true);
+	CU_ASSERT_DOUBLE_EQUAL(p->cpus, 2.5, 0);
+	override_ok(p, "cpus", "0.5", false);
+	override_ok(p, "cpus", "0.01", false);
+	override_fails(p, "cpus", "abc", BRIG_E_POLICY, CLI ": cpus: \"abc\" is not a number");
+	override_fails(p, "cpus", "0", BRIG_E_POLICY, CLI ": cpus: 0 is out of range (0.01..64)");
+	override_fails(p, "cpus", "64.5", BRIG_E_POLICY, CLI ": cpus: 64.5 is out of range");
+	override_fails(p, "cpus", "nan", BRIG_E_POLICY, CLI ": cpus: ");
+	override_fails(p, "cpus", "inf", BRIG_E_POLICY, CLI ": cpus: ");
+	CU_ASSERT_DOUBLE_EQUAL(p->cpus, 0.01, 0);
+	brig_policy_free(p);
+}
+
+static void test_override_network(void)
+{
+	brig_policy *p = brig_policy_new_default();
+	override_ok(p, "network", "false", false);
+	override_ok(p, "network", "true", true);
+	CU_ASSERT_TRUE(p->network);
+	override_ok(p, "network", "true", false);
+	override_ok(p, "network", "false", false);
+	override_fails(p, "network", "yes", BRIG_E_POLICY,
+		       CLI ": network: \"yes\" is not true or false");
+	override_fails(p, "network", "1", BRIG_E_POLICY, CLI ": network: ");
+	override_fails(p, "network", "TRUE", BRIG_E_POLICY, CLI ": network: ");
+	brig_policy_free(p);
+}
+
+static void test_override_isolation(void)
+{
+	brig_policy *p = brig_policy_new_default();
+	override_ok(p, "isolation", "gvisor", false);
+	CU_ASSERT_EQUAL(p->isolation, BRIG_ISOLATION_GVISOR);
+	override_ok(p, "isolation", "gvisor", false);
+	override_ok(p, "isolation", "container", true);
+	CU_ASSERT_EQUAL(p->isolation, BRIG_ISOLATION_CONTAINER);
+	override_fails(p, "isolation", "runsc", BRIG_E_POLICY,
+		       CLI ": isolation: \"runsc\" is not an isolation level");
+	brig_policy_free(p);
+}
+
+static void test_override_require_digest(void)
+{
+	brig_policy *p = brig_policy_new_default();
+	override_fails(p, "require_digest", "true", BRIG_E_POLICY,
+		       CLI ": images.python: \"brig/python:bookworm\" is not pinned by digest");
+	override_ok(p, "images.python", "py@sha256:" HEX64, false);
+	override_ok(p, "images.node", "node@sha256:" HEX64, false);
+	override_ok(p, "images.shell", "sha256:" HEX64, false);
+	override_ok(p, "require_digest", "true", false);
+	override_fails(p, "images.node", "node:20", BRIG_E_POLICY,
+		       CLI ": images.node: \"node:20\" is not pinned by digest");
+	override_ok(p, "require_digest", "false", true);
+	override_ok(p, "images.node", "node:20", false);
+	brig_policy_free(p);
+}
+
+static void test_override_seccomp(void)
+{
+	cleanup_free char *path = temp_file("{\"defaultAction\": \"SCMP_ACT_ERRNO\"}");
+	brig_policy *p = brig_policy_new_default();
+	override_ok(p, "seccomp", "engine", false);
+	override_ok(p, "seccomp", path, true); /* any change of profile may loosen: warn */
+	CU_ASSERT_STRING_EQUAL(p->seccomp_profile, path);
+	override_ok(p, "seccomp", path, false);
+	override_ok(p, "seccomp", "engine", true);
+	override_fails(p, "seccomp", "/nonexistent.json", BRIG_E_POLICY,
+		       CLI ": seccomp: cannot read /nonexistent.json");
+	override_fails(p, "seccomp", "relative.json", BRIG_E_POLICY, CLI ": seccomp: ");
+	/* the profile is checked only when it is the key being changed */
+	override_ok(p, "seccomp", path, true);
+	unlink(path);
+	override_ok(p, "memory_mb", "128", false);
+	brig_policy_free(p);
+}
+
+static void test_override_strings(void)
+{
+	brig_policy *p = brig_policy_new_default();
+	override_ok(p, "user", "1000:1000", false);
+	CU_ASSERT_STRING_EQUAL(p->user, "1000:1000");
+	override_fails(p, "user", "0:0", BRIG_E_POLICY,
+		       CLI
+		       ": user: uid 0 (root) is refused; use an unprivileged uid such as 65534");
+	override_fails(p, "user", "root", BRIG_E_POLICY, CLI ": user: \"root\" is not a numeric");
+	override_ok(p, "backend", "docker-api", false);
+	CU_ASSERT_STRING_EQUAL(p->backend, "docker-api");
+	override_fails(p, "backend", "Docker API", BRIG_E_POLICY, CLI ": backend: ");
+	override_ok(p, "images.python", "python:3.12-slim", false);
+	CU_ASSERT_STRING_EQUAL(p->images[BRIG_LANG_PYTHON], "python:3.12-slim");
+	override_fails(p, "images.python", "python", BRIG_E_POLICY,
+		       CLI ": images.python: \"python\" has no tag or digest");
+	override_ok(p, "audit_log", "/var/log/brig.jsonl", false);
+	CU_ASSERT_STRING_EQUAL(p->audit_log, "/var/log/brig.jsonl");
+	override_ok(p, "audit_log", "", false);
+	CU_ASSERT_PTR_NULL(p->audit_log);
+	override_ok(p, "audit_log", "/a", false);
+	override_ok(p, "audit_log", "null", false);
+	CU_ASSERT_PTR_NULL(p->audit_log);
+	override_fails(p, "audit_log", "log.jsonl", BRIG_E_POLICY, CLI ": audit_log: ");
+	brig_policy_free(p);
+}
+
+static void test_override_timeouts_cross_field(void)
+{
+	brig_policy *p = brig_policy_new_default();
+	override_fails(p, "timeout_seconds", "60", BRIG_E_POLICY,
+		       CLI ": max_timeout_seconds: 30 is below timeout_seconds (60)");
+	override_fails(p, "max_timeout_seconds", "4", BRIG_E_POLICY,
+		       CLI ": max_timeout_seconds: 4 is below timeout_seconds (5)");
+	override_ok(p, "max_timeout_seconds", "60", true);
+	override_ok(p, "timeout_seconds", "60", true);
+	CU_ASSERT_EQUAL(p->timeout_seconds, 60);
+	brig_policy_free(p);
+}
+
+static void test_override_unknown_key(void)
+{
+	brig_policy *p = brig_policy_new_default();
+	override_fails(p, "memory", "512", BRIG_E_USAGE, CLI ": memory: unknown policy key");
+	override_fails(p, "images", "x:1", BRIG_E_USAGE, CLI ": images: unknown policy key");
+	override_fails(p, "images.ruby", "ruby:3", BRIG_E_USAGE, CLI ": images.ruby: unknown");
+	override_fails(p, "images.", "x:1", BRIG_E_USAGE, CLI ": images.: unknown");
+	override_fails(p, "", "1", BRIG_E_USAGE, CLI ": \"\": unknown policy key");
+	brig_error *err = NULL;
+	CU_ASSERT_EQUAL(brig_policy_override(p, NULL, "1", NULL, &err), BRIG_E_USAGE);
+	brig_error_free(err);
+	CU_ASSERT_EQUAL(brig_policy_override(p, "memory_mb", NULL, NULL, NULL), BRIG_E_USAGE);
+	CU_ASSERT_EQUAL(brig_policy_override(p, "memory_mb", "512", NULL, NULL), 0); /* no flag */
+	brig_policy_free(p);
+}
+
+/* ---- JSON output and copies ---------------------------------------------------------------- */
+
+static void test_to_json_order_and_shape(void)
+{
+	static const char *const order[] = { "timeout_seconds",
+					     "max_timeout_seconds",
+					     "memory_mb",
+					     "cpus",
+					     "pids_limit",
+					     "nofile",
+					     "tmpfs_mb",
+					     "max_input_bytes",
+					     "max_output_bytes",
+					     "network",
+					     "user",
+					     "images",
+					     "require_digest",
+					     "backend",
+					     "isolation",
+					     "seccomp",
+					     "max_concurrent_runs",
+					     "audit_log" };
+	brig_policy *p = brig_policy_new_default();
+	cleanup_free char *text = brig_policy_to_json(p);
+	const char *prev = text;
+	for (size_t i = 0; i < sizeof order / sizeof *order; i++) {
+		cleanup_free char *quoted_key = xasprintf("\n  \"%s\":", order[i]);
+		const char *at = strstr(text, quoted_key);
+		CU_ASSERT_TRUE(at != NULL && at >= prev);
+		prev = at ? at : prev;
+	}
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, "\"audit_log\":null"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, "\"cpus\":1.0"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, "\"isolation\":\"container\""));
+	json_object *cpus = policy_get(p, "cpus");
+	CU_ASSERT_TRUE(json_object_is_type(cpus, json_type_double));
+	json_object_put(cpus);
+	override_ok(p, "audit_log", "/var/log/brig/audit.jsonl", false);
+	cleanup_free char *text2 = brig_policy_to_json(p);
+	CU_ASSERT_PTR_NOT_NULL(strstr(text2, "\"/var/log/brig/audit.jsonl\"")); /* no \/ */
+	brig_policy_free(p);
+}
+
+static void test_to_json_cpus_text(void)
+{
+	static const struct {
+		const char *in, *out;
+	} c[] = { { "0.1", "\"cpus\":0.1," },
+		  { "2", "\"cpus\":2.0," },
+		  { "0.333", "\"cpus\":0.333," },
+		  { "1.5", "\"cpus\":1.5," },
+		  { "0.01", "\"cpus\":0.01," } };
+	for (size_t i = 0; i < sizeof c / sizeof *c; i++) {
+		brig_policy *p = brig_policy_new_default();
+		override_ok(p, "cpus", c[i].in,
+			    strcmp(c[i].in, "1.5") == 0 || strcmp(c[i].in, "2") == 0);
+		cleanup_free char *text = brig_policy_to_json(p);
+		if (!strstr(text, c[i].out))
+			fprintf(stderr, "\n%s\n", text);
+		CU_ASSERT_PTR_NOT_NULL(strstr(text, c[i].out));
+		brig_policy_free(p);
+	}
+}
+
+static void round_trip(const brig_policy *p)
+{
+	cleanup_free char *text = brig_policy_to_json(p);
+	brig_policy *q = load_ok(text);
+	CU_ASSERT_TRUE_FATAL(q != NULL);
+	CU_ASSERT_TRUE(policy_equal(p, q));
+	cleanup_free char *again = brig_policy_to_json(q);
+	CU_ASSERT_STRING_EQUAL(text, again);
+	brig_policy_free(q);
+}
+
+static void test_to_json_round_trip(void)
+{
+	cleanup_free char *seccomp = temp_file("{\"defaultAction\": \"SCMP_ACT_ALLOW\"}");
+	brig_policy *p = brig_policy_new_default();
+	round_trip(p);
+	const struct {
+		const char *key, *value;
+		bool loosened;
+	} kv[] = {
+		{ "cpus", "0.1", false },
+		{ "memory_mb", "1g", true },
+		{ "network", "true", true },
+		{ "images.python", "py@sha256:" HEX64, false },
+		{ "images.node", "sha256:" HEX64, false },
+		{ "images.shell", "reg:5000/sh:1@sha256:" HEX64, false },
+		{ "require_digest", "true", false },
+		{ "isolation", "gvisor", false },
+		{ "audit_log", "/var/log/brig.jsonl", false },
+		{ "backend", "docker-api", false },
+		{ "user", "1000:1000", false },
+		{ "seccomp", seccomp, true },
+		{ "max_output_bytes", "67108864", true },
+	};
+	for (size_t i = 0; i < sizeof kv / sizeof *kv; i++)
+		override_ok(p, kv[i].key, kv[i].value, kv[i].loosened);
+	round_trip(p);
+	unlink(seccomp);
+	brig_policy_free(p);
+}
+
+static void test_copy(void)
+{
+	brig_policy *p = load_ok("{\"audit_log\": \"/var/log/a\", \"memory_mb\": 1024}");
+	char *deny[] = { "ptrace", "mount", NULL };
+	p->seccomp_deny = strv_copy(deny);
+	brig_policy *c = brig_policy_copy(p);
+	CU_ASSERT_TRUE(policy_equal(p, c));
+	CU_ASSERT_PTR_NOT_EQUAL(c->user, p->user);
+	CU_ASSERT_PTR_NOT_EQUAL(c->audit_log, p->audit_log);
+	CU_ASSERT_PTR_NOT_EQUAL(c->images[0], p->images[0]);
+	CU_ASSERT_PTR_NOT_EQUAL(c->seccomp_deny, p->seccomp_deny);
+	CU_ASSERT_STRING_EQUAL(c->seccomp_deny[1], "mount");
+	override_ok(c, "user", "1:1", false);
+	CU_ASSERT_STRING_EQUAL(p->user, "65534:65534");
+	brig_policy_free(p);
+	CU_ASSERT_EQUAL(policy_validate(c, "copy", NULL), 0);
+	brig_policy_free(c);
+	brig_policy *d = brig_policy_new_default();
+	brig_policy *dc = brig_policy_copy(d);
+	CU_ASSERT_PTR_NULL(dc->audit_log);
+	CU_ASSERT_PTR_NULL(dc->seccomp_deny);
+	brig_policy_free(d);
+	brig_policy_free(dc);
+}
+
+/* ---- the container spec -------------------------------------------------------------------- */
+
+static void test_spec_python(void)
+{
+	brig_policy *p = brig_policy_new_default();
+	brig_spec *s = make_ok(p, BRIG_LANG_PYTHON, BRIG_ISOLATION_CONTAINER);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+	CU_ASSERT_EQUAL(s->struct_size, sizeof(brig_spec));
+	CU_ASSERT_TRUE(starts_with(s->name, "brig-") && strlen(s->name) == 21);
+	CU_ASSERT_STRING_EQUAL(s->language, "python");
+	CU_ASSERT_STRING_EQUAL(s->image, "brig/python:bookworm");
+	static const char *const argv[] = { "python3", "-", NULL };
+	CU_ASSERT_TRUE(strv_eq(s->argv, argv));
+	static const char *const env[] = {
+		"HOME=/tmp",   "PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8",
+		"TMPDIR=/tmp", "PYTHONDONTWRITEBYTECODE=1",         "PYTHONUNBUFFERED=1",
+		NULL
+	};
+	CU_ASSERT_TRUE(strv_eq(s->env, env));
+	CU_ASSERT_STRING_EQUAL(s->labels[0], "brig=1");
+	CU_ASSERT_STRING_EQUAL(s->labels[2], "brig.language=python");
+	CU_ASSERT_PTR_NULL(s->labels[3]);
+	CU_ASSERT_STRING_EQUAL(s->workdir, "/tmp");
+	CU_ASSERT_STRING_EQUAL(s->user, "65534:65534");
+	CU_ASSERT_STRING_EQUAL(s->hostname, "sandbox");
+	CU_ASSERT_STRING_EQUAL(s->network, "none");
+	CU_ASSERT_STRING_EQUAL(s->runtime, "runc");
+	CU_ASSERT_TRUE(s->read_only_rootfs);
+	CU_ASSERT_STRING_EQUAL(s->tmpfs_path, "/tmp");
+	CU_ASSERT_STRING_EQUAL(s->tmpfs_options, "rw,noexec,nosuid,nodev,size=64m");
+	CU_ASSERT_EQUAL(s->shm_bytes, 16 * MIB);
+	CU_ASSERT_EQUAL(s->memory_bytes, 256 * MIB);
+	CU_ASSERT_EQUAL(s->memory_swap_bytes, 256 * MIB);
+	CU_ASSERT_EQUAL(s->nano_cpus, 1000000000);
+	CU_ASSERT_EQUAL(s->pids_limit, 64);
+	CU_ASSERT_EQUAL(s->pids_guest, 64);
+	CU_ASSERT_EQUAL(s->nofile, 64);
+	CU_ASSERT_TRUE(s->cap_drop_all);
+	CU_ASSERT_TRUE(s->no_new_privileges);
+	CU_ASSERT_PTR_NULL(s->seccomp_profile);
+	CU_ASSERT_STRING_EQUAL(s->seccomp_name, "engine default");
+	CU_ASSERT_STRING_EQUAL(s->log_driver, "none");
+	CU_ASSERT_EQUAL(s->stdin_len, strlen("print(1)\n"));
+	CU_ASSERT_NSTRING_EQUAL(s->stdin_data, "print(1)\n", s->stdin_len);
+	CU_ASSERT_EQUAL(s->timeout_ms, 5000);
+	CU_ASSERT_EQUAL(s->max_output_bytes, 131072);
+	CU_ASSERT_EQUAL(s->max_input_bytes, 65536);
+	spec_free(s);
+	brig_policy_free(p);
+}
+
+static void test_spec_node_and_shell(void)
+{
+	static const char *const node_argv[] = { "node", "-", NULL };
+	static const char *const sh_argv[] = { "sh", "-s", NULL };
+	static const char *const env[] = { "HOME=/tmp", "PATH=/usr/local/bin:/usr/bin:/bin",
+					   "LANG=C.UTF-8", "TMPDIR=/tmp", NULL };
+	brig_policy *p = brig_policy_new_default();
+	brig_spec *s = make_ok(p, BRIG_LANG_NODE, BRIG_ISOLATION_CONTAINER);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+	CU_ASSERT_STRING_EQUAL(s->language, "node");
+	CU_ASSERT_STRING_EQUAL(s->image, "brig/node:bookworm");
+	CU_ASSERT_TRUE(strv_eq(s->argv, node_argv));
+	CU_ASSERT_TRUE(strv_eq(s->env, env));
+	CU_ASSERT_STRING_EQUAL(s->labels[2], "brig.language=node");
+	spec_free(s);
+	s = make_ok(p, BRIG_LANG_SHELL, BRIG_ISOLATION_CONTAINER);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+	CU_ASSERT_STRING_EQUAL(s->language, "shell");
+	CU_ASSERT_STRING_EQUAL(s->image, "brig/shell:bookworm");
+	CU_ASSERT_TRUE(strv_eq(s->argv, sh_argv));
+	CU_ASSERT_TRUE(strv_eq(s->env, env));
+	CU_ASSERT_STRING_EQUAL(s->labels[2], "brig.language=shell");
+	spec_free(s);
+	brig_policy_free(p);
+}
+
+static void test_spec_gvisor_pids(void)
+{
+	brig_policy *p = brig_policy_new_default();
+	brig_spec *s = make_ok(p, BRIG_LANG_PYTHON, BRIG_ISOLATION_GVISOR);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+	CU_ASSERT_STRING_EQUAL(s->runtime, "runsc");
+	CU_ASSERT_EQUAL(s->pids_guest, 64);
+	CU_ASSERT_EQUAL(s->pids_limit, 128 + 8 * 64);
+	spec_free(s);
+	override_ok(p, "pids_limit", "8", false);
+	s = make_ok(p, BRIG_LANG_PYTHON, BRIG_ISOLATION_CONTAINER);
+	CU_ASSERT_EQUAL(s->pids_limit, 8);
+	spec_free(s);
+	brig_policy_free(p);
+	CU_ASSERT_EQUAL(policy_engine_pids_limit(64, BRIG_ISOLATION_CONTAINER), 64);
+	CU_ASSERT_EQUAL(policy_engine_pids_limit(64, BRIG_ISOLATION_GVISOR), 640);
+	CU_ASSERT_EQUAL(policy_engine_pids_limit(4096, BRIG_ISOLATION_GVISOR), 128 + 8 * 4096);
+}
+
+static void test_spec_network_and_user(void)
+{
+	brig_policy *p = load_ok("{\"network\": true, \"user\": \"1000:1001\"}");
+	brig_spec *s = make_ok(p, BRIG_LANG_SHELL, BRIG_ISOLATION_CONTAINER);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+	CU_ASSERT_STRING_EQUAL(s->network, "bridge");
+	CU_ASSERT_STRING_EQUAL(s->user, "1000:1001");
+	spec_free(s);
+	brig_policy_free(p);
+}
+
+static void test_spec_limits(void)
+{
+	brig_policy *p =
+		load_ok("{\"tmpfs_mb\": 8, \"cpus\": 0.5, \"memory_mb\": 1024, \"nofile\": 256, "
+			"\"max_output_bytes\": 2048, \"max_input_bytes\": 100}");
+	brig_spec *s = make_ok(p, BRIG_LANG_PYTHON, BRIG_ISOLATION_CONTAINER);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+	CU_ASSERT_STRING_EQUAL(s->tmpfs_options, "rw,noexec,nosuid,nodev,size=8m");
+	CU_ASSERT_EQUAL(s->shm_bytes, 8 * MIB);
+	CU_ASSERT_EQUAL(s->nano_cpus, 500000000);
+	CU_ASSERT_EQUAL(s->memory_bytes, 1024LL * MIB);
+	CU_ASSERT_EQUAL(s->memory_swap_bytes, 1024LL * MIB);
+	CU_ASSERT_EQUAL(s->nofile, 256);
+	CU_ASSERT_EQUAL(s->max_output_bytes, 2048);
+	CU_ASSERT_EQUAL(s->max_input_bytes, 100);
+	spec_free(s);
+	override_ok(p, "cpus", "0.01", false);
+	override_ok(p, "memory_mb", "64g", true);
+	s = make_ok(p, BRIG_LANG_PYTHON, BRIG_ISOLATION_CONTAINER);
+	CU_ASSERT_EQUAL(s->nano_cpus, 10000000);
+	CU_ASSERT_EQUAL(s->memory_bytes, 65536LL * MIB);
+	spec_free(s);
+	brig_policy_free(p);
+}
+
+static void test_spec_owner_label(void)
+{
+	brig_policy *p = brig_policy_new_default();
+	brig_spec *s = make_ok(p, BRIG_LANG_PYTHON, BRIG_ISOLATION_CONTAINER);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+	cleanup_free char *want =
+		xasprintf("brig.owner=%ld:%llu", (long)getpid(), self_starttime());
+	CU_ASSERT_STRING_EQUAL(s->labels[1], want);
+	spec_free(s);
+	brig_policy_free(p);
+}
+
+static void test_spec_input_limit(void)
+{
+	brig_policy *p = load_ok("{\"max_input_bytes\": 16}");
+	brig_spec *s = (brig_spec *)&p;
+	char *notice = (char *)&p;
+	brig_error *err = NULL;
+	CU_ASSERT_EQUAL(make(p, BRIG_LANG_SHELL, "0123456789abcdef", 0, BRIG_TIMEOUT_CLAMP,
+			     BRIG_ISOLATION_CONTAINER, &s, &notice, &err),
+			0);
+	CU_ASSERT_EQUAL(s->stdin_len, 16);
+	spec_free(s);
+	CU_ASSERT_EQUAL(make(p, BRIG_LANG_SHELL, "0123456789abcdefX", 0, BRIG_TIMEOUT_CLAMP,
+			     BRIG_ISOLATION_CONTAINER, &s, &notice, &err),
+			BRIG_E_REFUSED);
+	CU_ASSERT_PTR_NULL(s);
+	CU_ASSERT_PTR_NULL(notice);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(err);
+	CU_ASSERT_EQUAL(err->status, BRIG_E_REFUSED);
+	CU_ASSERT_STRING_EQUAL(err->message,
+			       "the code is 17 bytes, above the policy's max_input_bytes (16)");
+	brig_error_free(err);
+	brig_policy_free(p);
+}
+
+static void test_spec_empty_code(void)
+{
+	brig_policy *p = brig_policy_new_default();
+	brig_spec *s = NULL;
+	CU_ASSERT_EQUAL(make(p, BRIG_LANG_PYTHON, "", 0, BRIG_TIMEOUT_REFUSE,
+			     BRIG_ISOLATION_CONTAINER, &s, NULL, NULL),
+			0);
+	CU_ASSERT_EQUAL(s->stdin_len, 0);
+	spec_free(s);
+	brig_policy_free(p);
+}
+
+static void test_spec_timeout_default_and_max(void)
+{
+	brig_policy *p = brig_policy_new_default();
+	brig_spec *s = NULL;
+	char *notice = NULL;
+	CU_ASSERT_EQUAL(make(p, BRIG_LANG_PYTHON, "1", 0, BRIG_TIMEOUT_REFUSE,
+			     BRIG_ISOLATION_CONTAINER, &s, &notice, NULL),
+			0);
+	CU_ASSERT_EQUAL(s->timeout_ms, 5000);
+	CU_ASSERT_PTR_NULL(notice);
+	spec_free(s);
+	CU_ASSERT_EQUAL(make(p, BRIG_LANG_PYTHON, "1", 30, BRIG_TIMEOUT_REFUSE,
+			     BRIG_ISOLATION_CONTAINER, &s, &notice, NULL),
+			0);
+	CU_ASSERT_EQUAL(s->timeout_ms, 30000);
+	CU_ASSERT_PTR_NULL(notice);
+	spec_free(s);
+	CU_ASSERT_EQUAL(make(p, BRIG_LANG_PYTHON, "1", 2, BRIG_TIMEOUT_CLAMP,
+			     BRIG_ISOLATION_CONTAINER, &s, &notice, NULL),
+			0);
+	CU_ASSERT_EQUAL(s->timeout_ms, 2000);
+	spec_free(s);
+	brig_policy_free(p);
+}
+
+static void test_spec_timeout_refuse(void)
+{
+	brig_policy *p = brig_policy_new_default();
+	brig_spec *s = NULL;
+	brig_error *err = NULL;
+	CU_ASSERT_EQUAL(make(p, BRIG_LANG_PYTHON, "1", 60, BRIG_TIMEOUT_REFUSE,
+			     BRIG_ISOLATION_CONTAINER, &s, NULL, &err),
+			BRIG_E_REFUSED);
+	CU_ASSERT_PTR_NULL(s);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(err);
+	CU_ASSERT_STRING_EQUAL(err->message,
+			       "timeout 60 s is above the policy's max_timeout_seconds (30)");
+	brig_error_free(err);
+	err = NULL;
+	CU_ASSERT_EQUAL(make(p, BRIG_LANG_PYTHON, "1", 31, BRIG_TIMEOUT_REFUSE,
+			     BRIG_ISOLATION_CONTAINER, &s, NULL, &err),
+			BRIG_E_REFUSED);
+	brig_error_free(err);
+	brig_policy_free(p);
+}
+
+static void test_spec_timeout_clamp(void)
+{
+	brig_policy *p = brig_policy_new_default();
+	brig_spec *s = NULL;
+	char *notice = NULL;
+	CU_ASSERT_EQUAL(make(p, BRIG_LANG_PYTHON, "1", 60, BRIG_TIMEOUT_CLAMP,
+			     BRIG_ISOLATION_CONTAINER, &s, &notice, NULL),
+			0);
+	CU_ASSERT_EQUAL(s->timeout_ms, 30000);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(notice);
+	CU_ASSERT_STRING_EQUAL(notice, "timeout clamped from 60 s to 30 s (max_timeout_seconds)");
+	free(notice);
+	spec_free(s);
+	/* the notice is optional */
+	CU_ASSERT_EQUAL(make(p, BRIG_LANG_PYTHON, "1", 60, BRIG_TIMEOUT_CLAMP,
+			     BRIG_ISOLATION_CONTAINER, &s, NULL, NULL),
+			0);
+	CU_ASSERT_EQUAL(s->timeout_ms, 30000);
+	spec_free(s);
+	brig_policy_free(p);
+}
+
+static void test_spec_bad_requests(void)
+{
+	brig_policy *p = brig_policy_new_default();
+	brig_spec *s = NULL;
+	brig_error *err = NULL;
+	CU_ASSERT_EQUAL(make(p, BRIG_LANG_PYTHON, "1", -1, BRIG_TIMEOUT_CLAMP,
+			     BRIG_ISOLATION_CONTAINER, &s, NULL, &err),
+			BRIG_E_USAGE);
+	CU_ASSERT_EQUAL(make(p, BRIG_LANG_PYTHON, NULL, 0, BRIG_TIMEOUT_CLAMP,
+			     BRIG_ISOLATION_CONTAINER, &s, NULL, &err),
+			BRIG_E_USAGE);
+	CU_ASSERT_EQUAL(make(p, (brig_language)3, "1", 0, BRIG_TIMEOUT_CLAMP,
+			     BRIG_ISOLATION_CONTAINER, &s, NULL, &err),
+			BRIG_E_USAGE);
+	CU_ASSERT_EQUAL(make(p, (brig_language)-1, "1", 0, BRIG_TIMEOUT_CLAMP,
+			     BRIG_ISOLATION_CONTAINER, &s, NULL, &err),
+			BRIG_E_USAGE);
+	CU_ASSERT_EQUAL(make(p, BRIG_LANG_PYTHON, "1", 0, BRIG_TIMEOUT_CLAMP, 0, &s, NULL, &err),
+			BRIG_E_USAGE);
+	brig_request req = { .language = BRIG_LANG_PYTHON, .code = "1", .code_len = 1 };
+	CU_ASSERT_EQUAL(policy_make_spec(p, &req, BRIG_TIMEOUT_CLAMP, NULL,
+					 BRIG_ISOLATION_CONTAINER, &s, NULL, &err),
+			BRIG_E_USAGE);
+	CU_ASSERT_PTR_NULL(s);
+	brig_error_free(err);
+	brig_policy_free(p);
+}
+
+static void test_spec_isolation_floor(void)
+{
+	brig_policy *p = load_ok("{\"isolation\": \"gvisor\"}");
+	brig_spec *s = NULL;
+	brig_error *err = NULL;
+	CU_ASSERT_EQUAL(make(p, BRIG_LANG_PYTHON, "1", 0, BRIG_TIMEOUT_CLAMP,
+			     BRIG_ISOLATION_CONTAINER, &s, NULL, &err),
+			BRIG_E_UNAVAILABLE);
+	CU_ASSERT_PTR_NULL(s);
+	brig_error_free(err);
+	s = make_ok(p, BRIG_LANG_PYTHON, BRIG_ISOLATION_GVISOR);
+	CU_ASSERT_PTR_NOT_NULL(s);
+	spec_free(s);
+	brig_policy_free(p);
+}
+
+static void test_spec_seccomp_file(void)
+{
+	const char *profile = "{\"defaultAction\": \"SCMP_ACT_ERRNO\", \"syscalls\": []}\n";
+	cleanup_free char *path = temp_file(profile);
+	brig_policy *p = brig_policy_new_default();
+	override_ok(p, "seccomp", path, true);
+	brig_spec *s = make_ok(p, BRIG_LANG_PYTHON, BRIG_ISOLATION_CONTAINER);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+	CU_ASSERT_STRING_EQUAL(s->seccomp_profile, profile);
+	CU_ASSERT_STRING_EQUAL(s->seccomp_name, path);
+	spec_free(s);
+	unlink(path); /* gone since the policy was loaded: the run fails, closed */
+	brig_error *err = NULL;
+	s = NULL;
+	CU_ASSERT_EQUAL(make(p, BRIG_LANG_PYTHON, "1", 0, BRIG_TIMEOUT_CLAMP,
+			     BRIG_ISOLATION_CONTAINER, &s, NULL, &err),
+			BRIG_E_POLICY);
+	CU_ASSERT_PTR_NULL(s);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(err);
+	CU_ASSERT_TRUE(starts_with(err->message, "seccomp: cannot read "));
+	brig_error_free(err);
+	brig_policy_free(p);
+}
+
+/* ---- names and /proc parsing ------------------------------------------------------------- */
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void test_random_names(void)
+{
+	enum { N = 1000 };
+	char **names = xcalloc(N, sizeof *names);
+	for (int i = 0; i < N; i++) {
+		char buf[22];
+		CU_ASSERT_EQUAL_FATAL(spec_random_name(buf, sizeof buf), 0);
+		CU_ASSERT_EQUAL(strlen(buf), 21);
+		CU_ASSERT_TRUE(starts_with(buf, "brig-"));
+		CU_ASSERT_EQUAL(strspn(buf + 5, "0123456789abcdef"), 16);
+		names[i] = xstrdup(buf);
+	}
+	qsort(names, N, sizeof *names, cmp_str);
+	for (int i = 1; i < N; i++)
+		CU_ASSERT_NOT_EQUAL(strcmp(names[i - 1], names[i]), 0);
+	for (int i = 0; i < N; i++)
+		free(names[i]);
+	free(names);
+	char small[21];
+	errno = 0;
+	CU_ASSERT_EQUAL(spec_random_name(small, sizeof small), -1);
+	CU_ASSERT_EQUAL(errno, ERANGE);
+}
+
+static void test_parse_starttime(void)
+{
+	unsigned long long st = 0;
+	const char *odd =
+		"1234 (we ird) (x) ) S 1 1234 1234 0 -1 4194560 100 0 0 0 0 0 0 0 20 0 1 0 "
+		"987654 12345 67 18446744073709551615\n";
+	CU_ASSERT_EQUAL(spec_parse_starttime(odd, &st), 0);
+	CU_ASSERT_EQUAL(st, 987654ULL);
+	const char *last = "7 (sh) S 1 7 7 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 42";
+	CU_ASSERT_EQUAL(spec_parse_starttime(last, &st), 0);
+	CU_ASSERT_EQUAL(st, 42ULL);
+	CU_ASSERT_EQUAL(spec_parse_starttime("no parenthesis here", &st), -1);
+	CU_ASSERT_EQUAL(spec_parse_starttime("1 (x) S 1 2 3", &st), -1);
+	CU_ASSERT_EQUAL(
+		spec_parse_starttime("1 (x) S 1 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 abc", &st), -1);
+	CU_ASSERT_EQUAL(
+		spec_parse_starttime("1 (x) S 1 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 12x", &st), -1);
+	CU_ASSERT_EQUAL(spec_parse_starttime(NULL, &st), -1);
+	CU_ASSERT_TRUE(self_starttime() > 0);
+}
+
+static CU_TestInfo tests[] = {
+	{ "defaults", test_defaults },
+	{ "empty object is the defaults", test_empty_object_is_defaults },
+	{ "edges: timeout_seconds", test_edges_timeout },
+	{ "edges: max_timeout_seconds", test_edges_max_timeout },
+	{ "edges: memory_mb", test_edges_memory },
+	{ "edges: pids_limit", test_edges_pids },
+	{ "edges: nofile", test_edges_nofile },
+	{ "edges: tmpfs_mb", test_edges_tmpfs },
+	{ "edges: max_input_bytes", test_edges_input },
+	{ "edges: max_output_bytes", test_edges_output },
+	{ "edges: max_concurrent_runs", test_edges_concurrency },
+	{ "edges: cpus", test_edges_cpus },
+	{ "huge integers refused", test_huge_integer_refused },
+	{ "integer keys: wrong types", test_int_wrong_types },
+	{ "other keys: wrong types", test_other_wrong_types },
+	{ "NUL inside a string", test_nul_in_string },
+	{ "unknown top-level key", test_unknown_top_level_key },
+	{ "unknown images key", test_unknown_images_key },
+	{ "user: root refused", test_user_root_refused },
+	{ "user: not numeric", test_user_not_numeric },
+	{ "user: accepted", test_user_accepted },
+	{ "images: accepted forms", test_image_forms_accepted },
+	{ "images: refused forms", test_image_forms_refused },
+	{ "images: error message", test_image_error_message },
+	{ "images: partial object keeps defaults", test_partial_images_keep_defaults },
+	{ "a file may loosen", test_file_may_loosen },
+	{ "require_digest", test_require_digest },
+	{ "max_timeout below timeout", test_max_timeout_below_timeout },
+	{ "backend", test_backend },
+	{ "isolation", test_isolation },
+	{ "audit_log", test_audit_log },
+	{ "seccomp: values", test_seccomp_values },
+	{ "seccomp: profile files", test_seccomp_file },
+	{ "syntax error: line and column", test_syntax_error_line_col },
+	{ "top level must be an object", test_top_level_must_be_object },
+	{ "file not found", test_file_not_found },
+	{ "file: load and origin", test_file_load_and_origin },
+	{ "file: 1 MiB cap", test_file_size_cap },
+	{ "NULL arguments", test_null_arguments },
+	{ "policy_validate on a struct", test_validate_struct },
+	{ "override: integers loosen", test_override_ints_loosen },
+	{ "override: integer edges", test_override_int_edges },
+	{ "override: not an integer", test_override_not_integer },
+	{ "override: memory suffixes", test_override_memory_suffixes },
+	{ "override: cpus", test_override_cpus },
+	{ "override: network", test_override_network },
+	{ "override: isolation", test_override_isolation },
+	{ "override: require_digest", test_override_require_digest },
+	{ "override: seccomp", test_override_seccomp },
+	{ "override: strings", test_override_strings },
+	{ "override: timeouts cross-field", test_override_timeouts_cross_field },
+	{ "override: unknown key", test_override_unknown_key },
+	{ "to_json: order and shape", test_to_json_order_and_shape },
+	{ "to_json: cpus text", test_to_json_cpus_text },
+	{ "to_json: round trip", test_to_json_round_trip },
+	{ "copy", test_copy },
+	{ "spec: python, every field", test_spec_python },
+	{ "spec: node and shell", test_spec_node_and_shell },
+	{ "spec: gvisor pids translation", test_spec_gvisor_pids },
+	{ "spec: network and user", test_spec_network_and_user },
+	{ "spec: limits", test_spec_limits },
+	{ "spec: owner label", test_spec_owner_label },
+	{ "spec: input at max and max+1", test_spec_input_limit },
+	{ "spec: empty code", test_spec_empty_code },
+	{ "spec: timeout default and max", test_spec_timeout_default_and_max },
+	{ "spec: timeout refused", test_spec_timeout_refuse },
+	{ "spec: timeout clamped", test_spec_timeout_clamp },
+	{ "spec: bad requests", test_spec_bad_requests },
+	{ "spec: isolation floor", test_spec_isolation_floor },
+	{ "spec: seccomp profile file", test_spec_seccomp_file },
+	{ "random names", test_random_names },
+	{ "parse /proc stat starttime", test_parse_starttime },
+	CU_TEST_INFO_NULL,
+};
+
+BRIG_CUNIT_MAIN("policy", tests)
