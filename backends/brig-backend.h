@@ -25,11 +25,16 @@
 #include "brig.h"
 #include "spec.h"
 
-#define BRIG_BACKEND_ABI_MAJOR 1
-#define BRIG_BACKEND_ABI_MINOR 0
+#define BRIG_BACKEND_ABI_MAJOR    1
+#define BRIG_BACKEND_ABI_MINOR    0
 #define BRIG_BACKEND_ENTRY_SYMBOL "brig_backend_entry"
 
-enum brig_log_level { BRIG_LOG_ERROR = 0, BRIG_LOG_WARN = 1, BRIG_LOG_INFO = 2, BRIG_LOG_DEBUG = 3 };
+enum brig_log_level {
+	BRIG_LOG_ERROR = 0,
+	BRIG_LOG_WARN = 1,
+	BRIG_LOG_INFO = 2,
+	BRIG_LOG_DEBUG = 3
+};
 
 typedef struct brig_host_services {
 	uint32_t abi_major;
@@ -37,7 +42,7 @@ typedef struct brig_host_services {
 	size_t struct_size;
 	/* Allocate an error; `errnum` may be 0.  Never returns NULL. */
 	brig_error *(*error_new)(int status, int errnum, const char *fmt, ...)
-	        __attribute__((format(printf, 3, 4)));
+		__attribute__((format(printf, 3, 4)));
 	/* Diagnostics; routed by the front end (stderr for the CLI and MCP server). */
 	void (*log)(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 } brig_host_services;
@@ -58,7 +63,7 @@ typedef struct brig_run_control {
 
 /* Feature bits. */
 #define BRIG_FEATURE_SECCOMP_PROFILE (1u << 0) /* honours spec->seccomp_profile */
-#define BRIG_FEATURE_CANCEL (1u << 1)          /* run() watches cancel_fd */
+#define BRIG_FEATURE_CANCEL          (1u << 1) /* run() watches cancel_fd */
 
 typedef struct brig_backend {
 	uint32_t abi_major;
@@ -66,8 +71,8 @@ typedef struct brig_backend {
 	size_t struct_size; /* sizeof(brig_backend) as the plugin was compiled */
 	const char *name;   /* "docker-cli", "docker-api", "gvisor" */
 	const char *description;
-	int isolation;   /* brig_isolation it provides */
-	int speed_rank;  /* lower is faster; auto picks the lowest at the strongest isolation */
+	int isolation;  /* brig_isolation it provides */
+	int speed_rank; /* lower is faster; auto picks the lowest at the strongest isolation */
 	uint32_t features;
 
 	/* Is this runtime usable here?  Fills *info (available or the reason).  Returns < 0 only
@@ -78,7 +83,7 @@ typedef struct brig_backend {
 	/* Execute the spec: fill res (exit_code, verdict, output, flags; the host fills the rest).
 	 * The container is gone when run() returns, whatever happened. */
 	int (*run)(const brig_spec *spec, const brig_run_control *ctl, brig_result *res,
-	           brig_error **err);
+		   brig_error **err);
 	/* Remove the named container if it exists; idempotent. */
 	int (*remove)(const char *container_name, brig_error **err);
 	/* 1 if the image is present in the engine, 0 if not. */
@@ -86,13 +91,13 @@ typedef struct brig_backend {
 	/* Names of containers carrying `label` (key=value), NULL-terminated, malloc'ed array of
 	 * malloc'ed strings; for `brig gc`. */
 	int (*list_labelled)(const char *label, char ***names, char ***owner_labels,
-	                     brig_error **err);
+			     brig_error **err);
 } brig_backend;
 
 /* Fields up to and including `run` are required of every plugin. */
 #define BRIG_BACKEND_MIN_SIZE (offsetof(brig_backend, run) + sizeof(((brig_backend *)0)->run))
 
 typedef const brig_backend *(*brig_backend_entry_fn)(uint32_t host_abi_major,
-                                                     const brig_host_services *host);
+						     const brig_host_services *host);
 
 #endif /* BRIG_BACKEND_H */

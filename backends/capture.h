@@ -29,11 +29,11 @@ void capture_free(capture *c);
 
 /* How a run ended, as the backend observed it. */
 typedef struct run_outcome {
-	int exit_code;      /* from the engine; -1 unknown */
-	bool timed_out;     /* brig killed it at the deadline */
-	bool truncated;     /* brig killed it for output */
-	bool oom_killed;    /* engine State.OOMKilled */
-	bool cancelled;     /* brig killed it because the caller cancelled */
+	int exit_code;   /* from the engine; -1 unknown */
+	bool timed_out;  /* brig killed it at the deadline */
+	bool truncated;  /* brig killed it for output */
+	bool oom_killed; /* engine State.OOMKilled */
+	bool cancelled;  /* brig killed it because the caller cancelled */
 } run_outcome;
 
 /* Fill res->exit_code, flags and verdict.  Precedence: cancelled, timeout, output limit, OOM,

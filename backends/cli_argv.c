@@ -52,7 +52,7 @@ static char *cpus_arg(int64_t nano)
 
 char **cli_render_argv(const brig_spec *spec, const char *docker, const char *seccomp_file)
 {
-	argv_builder b = {0};
+	argv_builder b = { 0 };
 	add(&b, xstrdup(docker));
 	add(&b, xstrdup("run"));
 	add(&b, xstrdup("-i"));
@@ -95,8 +95,8 @@ static bool shell_safe(const char *w)
 		return false;
 	for (const char *c = w; *c; c++)
 		if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
-		            "-_./:=,@%+",
-		            *c))
+			    "-_./:=,@%+",
+			    *c))
 			return false;
 	return true;
 }

@@ -54,11 +54,12 @@ static void explain_daemon_error(const char *msg, char *reason, size_t len)
 {
 	if (strstr(msg, "permission denied"))
 		snprintf(reason, len,
-		         "permission denied on the Docker socket (run as root or join the docker group): %s",
-		         msg);
+			 "permission denied on the Docker socket (run as root or join the docker "
+			 "group): %s",
+			 msg);
 	else if (strstr(msg, "Cannot connect") || strstr(msg, "Is the docker daemon running"))
-		snprintf(reason, len, "dockerd is not reachable (start it: sudo scripts/setup-host): %s",
-		         msg);
+		snprintf(reason, len,
+			 "dockerd is not reachable (start it: sudo scripts/setup-host): %s", msg);
 	else
 		snprintf(reason, len, "docker version failed: %s", msg);
 }
@@ -68,11 +69,12 @@ static int cli_probe(brig_probe_info *info, brig_error **err)
 	snprintf(info->runtime, sizeof info->runtime, "runc");
 	if (!docker()) {
 		snprintf(info->reason, sizeof info->reason,
-		         "docker CLI not found in PATH (install docker.io: sudo scripts/setup-host)");
+			 "docker CLI not found in PATH (install docker.io: sudo "
+			 "scripts/setup-host)");
 		return 0;
 	}
-	char *argv[] = {(char *)docker(), "version", "--format",
-	                "{{.Server.Version}} (API {{.Server.APIVersion}})", NULL};
+	char *argv[] = { (char *)docker(), "version", "--format",
+			 "{{.Server.Version}} (API {{.Server.APIVersion}})", NULL };
 	strbuf out, er;
 	sb_init(&out);
 	sb_init(&er);
@@ -83,9 +85,11 @@ static int cli_probe(brig_probe_info *info, brig_error **err)
 		info->available = true;
 		snprintf(info->version, sizeof info->version, "%s", out.data);
 	} else if (st < 0) {
-		snprintf(info->reason, sizeof info->reason, "cannot run %s: %s", docker(), strerror(-st));
+		snprintf(info->reason, sizeof info->reason, "cannot run %s: %s", docker(),
+			 strerror(-st));
 	} else {
-		explain_daemon_error(er.len ? er.data : "no output", info->reason, sizeof info->reason);
+		explain_daemon_error(er.len ? er.data : "no output", info->reason,
+				     sizeof info->reason);
 	}
 	sb_free(&out);
 	sb_free(&er);
@@ -99,7 +103,7 @@ static int cli_explain(const brig_spec *spec, char **out, brig_error **err)
 {
 	const char *dk = docker() ? docker() : "docker";
 	cleanup_strv char **argv =
-	        cli_render_argv(spec, dk, spec->seccomp_profile ? "PROFILE.json" : NULL);
+		cli_render_argv(spec, dk, spec->seccomp_profile ? "PROFILE.json" : NULL);
 	strbuf sb;
 	sb_init(&sb);
 	size_t n = strv_len(argv), i = 0;
@@ -116,10 +120,11 @@ static int cli_explain(const brig_spec *spec, char **out, brig_error **err)
 		cleanup_free char *q = cli_shell_quote(argv[i]);
 		sb_printf(&sb, " %s", q);
 	}
-	sb_printf(&sb, " < CODE\n# CODE: the program (%zu bytes) on stdin; wall time %" PRId64
-	               " ms from the start, output capped at %zu bytes (stdout+stderr), then "
-	               "`docker rm -f %s`\n",
-	          spec->stdin_len, spec->timeout_ms, spec->max_output_bytes, spec->name);
+	sb_printf(&sb,
+		  " < CODE\n# CODE: the program (%zu bytes) on stdin; wall time %" PRId64
+		  " ms from the start, output capped at %zu bytes (stdout+stderr), then "
+		  "`docker rm -f %s`\n",
+		  spec->stdin_len, spec->timeout_ms, spec->max_output_bytes, spec->name);
 	*out = sb_steal(&sb);
 	(void)err;
 	return 0;
@@ -131,15 +136,15 @@ static int cli_remove(const char *name, brig_error **err)
 {
 	if (!docker())
 		return plugin_fail(err, BRIG_E_UNAVAILABLE, 0, "docker CLI not found");
-	char *argv[] = {(char *)docker(), "rm", "-f", "-v", (char *)name, NULL};
+	char *argv[] = { (char *)docker(), "rm", "-f", "-v", (char *)name, NULL };
 	strbuf er;
 	sb_init(&er);
 	int st = proc_run_capture(argv, CLI_TIMEOUT_MS, NULL, &er);
 	trim(&er);
 	int r = 0;
 	if (st != 0 && !strstr(er.data ? er.data : "", "No such container"))
-		r = plugin_fail(err, BRIG_E_SANDBOX, 0, "docker rm -f %s failed (status %d): %s", name, st,
-		         er.len ? er.data : "no output");
+		r = plugin_fail(err, BRIG_E_SANDBOX, 0, "docker rm -f %s failed (status %d): %s",
+				name, st, er.len ? er.data : "no output");
 	sb_free(&er);
 	return r;
 }
@@ -154,8 +159,8 @@ typedef struct engine_state {
 static int cli_inspect(const char *name, engine_state *s, brig_error **err)
 {
 	memset(s, 0, sizeof *s);
-	char *argv[] = {(char *)docker(), "inspect", "--type", "container", "--format",
-	                "{{json .State}}", (char *)name, NULL};
+	char *argv[] = { (char *)docker(), "inspect",         "--type",     "container",
+			 "--format",       "{{json .State}}", (char *)name, NULL };
 	strbuf out, er;
 	sb_init(&out);
 	sb_init(&er);
@@ -175,7 +180,7 @@ static int cli_inspect(const char *name, engine_state *s, brig_error **err)
 	} else if (!strstr(er.data ? er.data : "", "No such")) {
 		trim(&er);
 		r = plugin_fail(err, BRIG_E_SANDBOX, 0, "docker inspect %s failed: %s", name,
-		         er.len ? er.data : "no output");
+				er.len ? er.data : "no output");
 	}
 	sb_free(&out);
 	sb_free(&er);
@@ -186,8 +191,8 @@ static int cli_inspect(const char *name, engine_state *s, brig_error **err)
 
 typedef struct cli_run {
 	const brig_spec *spec;
-	proc p;       /* the `docker run` client */
-	proc rm;      /* `docker rm -f` once brig decided to stop the box */
+	proc p;  /* the `docker run` client */
+	proc rm; /* `docker rm -f` once brig decided to stop the box */
 	capture cap;
 	size_t stdin_off;
 	bool killed;
@@ -203,7 +208,7 @@ static void stop_container(cli_run *cr, bool *why)
 		return;
 	*why = true;
 	cr->killed = true;
-	char *argv[] = {(char *)docker(), "rm", "-f", "-v", cr->spec->name, NULL};
+	char *argv[] = { (char *)docker(), "rm", "-f", "-v", cr->spec->name, NULL };
 	int r = proc_spawn(argv, PROC_DISCARD_OUTPUT, &cr->rm);
 	if (r < 0)
 		plugin_log(BRIG_LOG_WARN, "cannot spawn docker rm: %s", strerror(-r));
@@ -213,8 +218,8 @@ static void feed_stdin(cli_run *cr)
 {
 	const brig_spec *s = cr->spec;
 	while (cr->stdin_off < s->stdin_len) {
-		ssize_t w = send(cr->p.in_fd, s->stdin_data + cr->stdin_off, s->stdin_len - cr->stdin_off,
-		                 MSG_NOSIGNAL | MSG_DONTWAIT);
+		ssize_t w = send(cr->p.in_fd, s->stdin_data + cr->stdin_off,
+				 s->stdin_len - cr->stdin_off, MSG_NOSIGNAL | MSG_DONTWAIT);
 		if (w < 0 && errno == EINTR)
 			continue;
 		if (w < 0 && errno == EAGAIN)
@@ -246,7 +251,7 @@ static void read_stream(cli_run *cr, int *fd, int stream)
 
 static bool cancel_requested(int fd)
 {
-	struct pollfd pf = {fd, POLLIN, 0};
+	struct pollfd pf = { fd, POLLIN, 0 };
 	return fd >= 0 && poll(&pf, 1, 0) > 0;
 }
 
@@ -255,10 +260,10 @@ static void io_loop(cli_run *cr, int cancel_fd, int64_t deadline)
 	int64_t grace_end = -1;
 	while (cr->p.out_fd >= 0 || cr->p.err_fd >= 0) {
 		struct pollfd pf[4] = {
-		        {cr->p.out_fd, POLLIN, 0},
-		        {cr->p.err_fd, POLLIN, 0},
-		        {cr->p.in_fd, POLLOUT, 0},
-		        {cr->killed ? -1 : cancel_fd, POLLIN, 0},
+			{ cr->p.out_fd, POLLIN, 0 },
+			{ cr->p.err_fd, POLLIN, 0 },
+			{ cr->p.in_fd, POLLOUT, 0 },
+			{ cr->killed ? -1 : cancel_fd, POLLIN, 0 },
 		};
 		int64_t now = now_ms();
 		int64_t until = cr->killed ? grace_end : deadline;
@@ -323,18 +328,19 @@ static int settle(cli_run *cr, int client_status, brig_error **err)
 	if (!st.found) {
 		trim(&cr->cap.err);
 		return plugin_fail(err, BRIG_E_SANDBOX, 0, "the container did not start: %s",
-		            cr->cap.err.len ? cr->cap.err.data : "docker run failed without a message");
+				   cr->cap.err.len ? cr->cap.err.data
+						   : "docker run failed without a message");
 	}
 	if (st.error[0])
-		return plugin_fail(err, BRIG_E_SANDBOX, 0, "the engine could not run the container: %s",
-		            st.error);
+		return plugin_fail(err, BRIG_E_SANDBOX, 0,
+				   "the engine could not run the container: %s", st.error);
 	oc->exit_code = st.exit_code;
 	oc->oom_killed = st.oom_killed;
 	return 0;
 }
 
 static int cli_run_spec(const brig_spec *spec, const brig_run_control *ctl, brig_result *res,
-                        brig_error **err)
+			brig_error **err)
 {
 	if (!docker())
 		return plugin_fail(err, BRIG_E_UNAVAILABLE, 0, "docker CLI not found in PATH");
@@ -342,7 +348,7 @@ static int cli_run_spec(const brig_spec *spec, const brig_run_control *ctl, brig
 	if (spec->seccomp_profile && !(profile = write_profile(spec, err)))
 		return BRIG_E_SYSTEM;
 	cleanup_strv char **argv = cli_render_argv(spec, docker(), profile);
-	cli_run cr = {.spec = spec, .rm = {.pid = -1}, .oc = {.exit_code = -1}};
+	cli_run cr = { .spec = spec, .rm = { .pid = -1 }, .oc = { .exit_code = -1 } };
 	capture_init(&cr.cap, spec->max_output_bytes);
 	int64_t deadline = now_ms() + spec->timeout_ms;
 	int r = proc_spawn(argv, PROC_STDIN_SOCKET, &cr.p);
@@ -382,8 +388,8 @@ static int cli_image_exists(const char *image, brig_error **err)
 {
 	if (!docker())
 		return plugin_fail(err, BRIG_E_UNAVAILABLE, 0, "docker CLI not found");
-	char *argv[] = {(char *)docker(), "image", "inspect", "--format", "{{.Id}}", (char *)image,
-	                NULL};
+	char *argv[] = { (char *)docker(), "image",       "inspect", "--format",
+			 "{{.Id}}",        (char *)image, NULL };
 	strbuf er;
 	sb_init(&er);
 	int st = proc_run_capture(argv, CLI_TIMEOUT_MS, NULL, &er);
@@ -391,7 +397,7 @@ static int cli_image_exists(const char *image, brig_error **err)
 	if (st != 0 && !strstr(er.data ? er.data : "", "No such image")) {
 		trim(&er);
 		r = plugin_fail(err, BRIG_E_SANDBOX, 0, "docker image inspect %s: %s", image,
-		         er.len ? er.data : "failed");
+				er.len ? er.data : "failed");
 	}
 	sb_free(&er);
 	return r;
@@ -402,15 +408,22 @@ static int cli_list_labelled(const char *label, char ***names, char ***owners, b
 	if (!docker())
 		return plugin_fail(err, BRIG_E_UNAVAILABLE, 0, "docker CLI not found");
 	cleanup_free char *filter = xasprintf("label=%s", label);
-	char *argv[] = {(char *)docker(), "ps",       "-a", "--filter", filter, "--format",
-	                "{{.Names}}\t{{.Label \"brig.owner\"}}", NULL};
+	char *argv[] = { (char *)docker(),
+			 "ps",
+			 "-a",
+			 "--filter",
+			 filter,
+			 "--format",
+			 "{{.Names}}\t{{.Label \"brig.owner\"}}",
+			 NULL };
 	strbuf out, er;
 	sb_init(&out);
 	sb_init(&er);
 	int st = proc_run_capture(argv, CLI_TIMEOUT_MS, &out, &er);
 	if (st != 0) {
 		trim(&er);
-		int r = plugin_fail(err, BRIG_E_SANDBOX, 0, "docker ps: %s", er.len ? er.data : "failed");
+		int r = plugin_fail(err, BRIG_E_SANDBOX, 0, "docker ps: %s",
+				    er.len ? er.data : "failed");
 		sb_free(&out);
 		sb_free(&er);
 		return r;
@@ -436,20 +449,20 @@ static int cli_list_labelled(const char *label, char ***names, char ***owners, b
 }
 
 static const brig_backend cli_backend = {
-        .abi_major = BRIG_BACKEND_ABI_MAJOR,
-        .abi_minor = BRIG_BACKEND_ABI_MINOR,
-        .struct_size = sizeof(brig_backend),
-        .name = "docker-cli",
-        .description = "Docker CLI: one `docker run` process per run (runc)",
-        .isolation = BRIG_ISOLATION_CONTAINER,
-        .speed_rank = 20,
-        .features = BRIG_FEATURE_SECCOMP_PROFILE | BRIG_FEATURE_CANCEL,
-        .probe = cli_probe,
-        .explain = cli_explain,
-        .run = cli_run_spec,
-        .remove = cli_remove,
-        .image_exists = cli_image_exists,
-        .list_labelled = cli_list_labelled,
+	.abi_major = BRIG_BACKEND_ABI_MAJOR,
+	.abi_minor = BRIG_BACKEND_ABI_MINOR,
+	.struct_size = sizeof(brig_backend),
+	.name = "docker-cli",
+	.description = "Docker CLI: one `docker run` process per run (runc)",
+	.isolation = BRIG_ISOLATION_CONTAINER,
+	.speed_rank = 20,
+	.features = BRIG_FEATURE_SECCOMP_PROFILE | BRIG_FEATURE_CANCEL,
+	.probe = cli_probe,
+	.explain = cli_explain,
+	.run = cli_run_spec,
+	.remove = cli_remove,
+	.image_exists = cli_image_exists,
+	.list_labelled = cli_list_labelled,
 };
 
 __attribute__((visibility("default"))) const brig_backend *

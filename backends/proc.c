@@ -29,7 +29,7 @@ static int spawn_attrs(posix_spawnattr_t *attr)
 	posix_spawnattr_setsigdefault(attr, &def);
 	posix_spawnattr_setpgroup(attr, 0);
 	return posix_spawnattr_setflags(attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF |
-	                                              POSIX_SPAWN_SETPGROUP);
+						      POSIX_SPAWN_SETPGROUP);
 }
 
 static void close_pair(int fds[2])
@@ -41,7 +41,7 @@ static void close_pair(int fds[2])
 
 int proc_spawn(char *const argv[], int flags, proc *p)
 {
-	int in[2] = {-1, -1}, out[2] = {-1, -1}, er[2] = {-1, -1};
+	int in[2] = { -1, -1 }, out[2] = { -1, -1 }, er[2] = { -1, -1 };
 	bool with_stdin = flags & PROC_STDIN_SOCKET, discard = flags & PROC_DISCARD_OUTPUT;
 	p->pid = -1;
 	p->in_fd = p->out_fd = p->err_fd = -1;
@@ -153,7 +153,8 @@ static bool drain(int *fd, strbuf *sb)
 		return false;
 	}
 	if (sb && sb->len < CAPTURE_CAP)
-		sb_append(sb, buf, (size_t)n < CAPTURE_CAP - sb->len ? (size_t)n : CAPTURE_CAP - sb->len);
+		sb_append(sb, buf,
+			  (size_t)n < CAPTURE_CAP - sb->len ? (size_t)n : CAPTURE_CAP - sb->len);
 	return true;
 }
 
@@ -165,7 +166,7 @@ int proc_run_capture(char *const argv[], int64_t timeout_ms, strbuf *out, strbuf
 		return r;
 	int64_t deadline = now_ms() + timeout_ms;
 	while (p.out_fd >= 0 || p.err_fd >= 0) {
-		struct pollfd pf[2] = {{p.out_fd, POLLIN, 0}, {p.err_fd, POLLIN, 0}};
+		struct pollfd pf[2] = { { p.out_fd, POLLIN, 0 }, { p.err_fd, POLLIN, 0 } };
 		int64_t left = deadline - now_ms();
 		if (left <= 0)
 			break;
@@ -193,7 +194,8 @@ char *proc_find_in_path(const char *name)
 	char *save = NULL;
 	for (char *dir = strtok_r(copy, ":", &save); dir; dir = strtok_r(NULL, ":", &save)) {
 		if (dir[0] != '/')
-			continue; /* a relative PATH entry would make the result depend on the cwd */
+			continue; /* a relative PATH entry would make the result depend on the cwd
+				   */
 		char *full = xasprintf("%s/%s", dir, name);
 		struct stat st;
 		if (stat(full, &st) == 0 && S_ISREG(st.st_mode) && access(full, X_OK) == 0)

@@ -12,7 +12,7 @@
 
 typedef struct proc {
 	pid_t pid;
-	int in_fd;  /* our end of the child's stdin (a socket: send(MSG_NOSIGNAL), shutdown) or -1 */
+	int in_fd; /* our end of the child's stdin (a socket: send(MSG_NOSIGNAL), shutdown) or -1 */
 	int out_fd; /* child's stdout, or -1 */
 	int err_fd; /* child's stderr, or -1 */
 } proc;

@@ -13,46 +13,46 @@
 #include "spec.h"
 
 /* Ranges enforced by the validator (documented in brig-policy(5)). */
-#define POLICY_TIMEOUT_MIN 1
-#define POLICY_TIMEOUT_MAX 3600
-#define POLICY_MEMORY_MB_MIN 16
-#define POLICY_MEMORY_MB_MAX 65536
-#define POLICY_CPUS_MIN 0.01
-#define POLICY_CPUS_MAX 64.0
-#define POLICY_PIDS_MIN 8
-#define POLICY_PIDS_MAX 4096
-#define POLICY_NOFILE_MIN 16
-#define POLICY_NOFILE_MAX 65536
-#define POLICY_TMPFS_MB_MIN 1
-#define POLICY_TMPFS_MB_MAX 4096
-#define POLICY_INPUT_MIN 1
-#define POLICY_INPUT_MAX (16 * 1024 * 1024)
-#define POLICY_OUTPUT_MIN 1024
-#define POLICY_OUTPUT_MAX (64 * 1024 * 1024)
-#define POLICY_CONCURRENT_MIN 1
-#define POLICY_CONCURRENT_MAX 64
+#define POLICY_TIMEOUT_MIN      1
+#define POLICY_TIMEOUT_MAX      3600
+#define POLICY_MEMORY_MB_MIN    16
+#define POLICY_MEMORY_MB_MAX    65536
+#define POLICY_CPUS_MIN         0.01
+#define POLICY_CPUS_MAX         64.0
+#define POLICY_PIDS_MIN         8
+#define POLICY_PIDS_MAX         4096
+#define POLICY_NOFILE_MIN       16
+#define POLICY_NOFILE_MAX       65536
+#define POLICY_TMPFS_MB_MIN     1
+#define POLICY_TMPFS_MB_MAX     4096
+#define POLICY_INPUT_MIN        1
+#define POLICY_INPUT_MAX        (16 * 1024 * 1024)
+#define POLICY_OUTPUT_MIN       1024
+#define POLICY_OUTPUT_MAX       (64 * 1024 * 1024)
+#define POLICY_CONCURRENT_MIN   1
+#define POLICY_CONCURRENT_MAX   64
 #define POLICY_SECCOMP_DENY_MAX 128
 
 struct brig_policy {
-	int timeout_seconds;     /* default wall time per run (5) */
-	int max_timeout_seconds; /* ceiling for a request (30) */
-	int memory_mb;           /* memory = memory+swap (256) */
-	double cpus;             /* (1.0) */
-	int pids_limit;          /* processes the program may have (64) */
-	int nofile;              /* RLIMIT_NOFILE (64) */
-	int tmpfs_mb;            /* size of the noexec /tmp (64) */
-	long max_input_bytes;    /* code size (65536) */
-	long max_output_bytes;   /* stdout + stderr combined (131072) */
-	bool network;            /* false: --network none */
-	char *user;              /* "65534:65534"; uid 0 refused */
+	int timeout_seconds;           /* default wall time per run (5) */
+	int max_timeout_seconds;       /* ceiling for a request (30) */
+	int memory_mb;                 /* memory = memory+swap (256) */
+	double cpus;                   /* (1.0) */
+	int pids_limit;                /* processes the program may have (64) */
+	int nofile;                    /* RLIMIT_NOFILE (64) */
+	int tmpfs_mb;                  /* size of the noexec /tmp (64) */
+	long max_input_bytes;          /* code size (65536) */
+	long max_output_bytes;         /* stdout + stderr combined (131072) */
+	bool network;                  /* false: --network none */
+	char *user;                    /* "65534:65534"; uid 0 refused */
 	char *images[BRIG_LANG_COUNT]; /* per language; must carry a tag or a digest */
-	bool require_digest;     /* images must be pinned by digest (name@sha256:... or sha256:...) */
-	char *backend;           /* "auto" or a backend name */
-	int isolation;           /* minimum brig_isolation (container) */
-	char *seccomp_profile;   /* "engine" (the engine's default) or an absolute path to a JSON
-	                          * profile; brig's own profile ("default") comes in a later issue */
-	char **seccomp_deny;     /* extra syscall names to deny, NULL-terminated (may be NULL);
-	                          * not a policy key yet: always NULL, only copied and freed */
+	bool require_digest;   /* images must be pinned by digest (name@sha256:... or sha256:...) */
+	char *backend;         /* "auto" or a backend name */
+	int isolation;         /* minimum brig_isolation (container) */
+	char *seccomp_profile; /* "engine" (the engine's default) or an absolute path to a JSON
+				* profile; brig's own profile ("default") comes in a later issue */
+	char **seccomp_deny;   /* extra syscall names to deny, NULL-terminated (may be NULL);
+				* not a policy key yet: always NULL, only copied and freed */
 	int max_concurrent_runs; /* MCP server / library concurrency (4) */
 	char *audit_log;         /* path or NULL */
 };
@@ -80,13 +80,13 @@ int spec_parse_starttime(const char *stat_text, unsigned long long *out);
  * for gVisor).  Refuses (BRIG_E_REFUSED) input over max_input_bytes and, in REFUSE mode, a
  * timeout above max_timeout_seconds; in CLAMP mode writes a notice into *notice (malloc'ed). */
 int policy_make_spec(const brig_policy *p, const brig_request *req, brig_timeout_mode mode,
-                     const char *runtime, int isolation, brig_spec **out, char **notice,
-                     brig_error **err);
+		     const char *runtime, int isolation, brig_spec **out, char **notice,
+		     brig_error **err);
 void spec_free(brig_spec *spec);
 /* The request-only refusals of policy_make_spec (language, code size, timeout), so a front end
  * can refuse before probing any backend. */
 int policy_check_request(const brig_policy *p, const brig_request *req, brig_timeout_mode mode,
-                         brig_error **err);
+			 brig_error **err);
 
 /* Fresh "brig-" + 16 lowercase hex digits from getrandom(2). */
 int spec_random_name(char *buf, size_t len);

@@ -306,7 +306,7 @@ void spec_free(brig_spec *spec)
 }
 
 int policy_check_request(const brig_policy *p, const brig_request *req, brig_timeout_mode mode,
-                         brig_error **err)
+			 brig_error **err)
 {
 	int timeout = 0, clamped_from = 0;
 	int r = check_request(p, req, p->isolation, err);

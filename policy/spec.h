@@ -39,14 +39,14 @@ typedef struct brig_spec {
 	int64_t nofile;            /* RLIMIT_NOFILE soft = hard */
 	bool cap_drop_all;
 	bool no_new_privileges;
-	char *seccomp_profile;  /* engine JSON profile text; NULL: the engine's default profile */
-	char *seccomp_name;     /* where the profile came from, for explain */
-	char *log_driver;       /* "none": output only through the attach stream */
+	char *seccomp_profile; /* engine JSON profile text; NULL: the engine's default profile */
+	char *seccomp_name;    /* where the profile came from, for explain */
+	char *log_driver;      /* "none": output only through the attach stream */
 
 	const char *stdin_data; /* the code (borrowed from the request) */
 	size_t stdin_len;
-	int64_t timeout_ms;        /* wall time, from the container start request */
-	size_t max_output_bytes;   /* stdout + stderr combined, enforced while reading */
+	int64_t timeout_ms;      /* wall time, from the container start request */
+	size_t max_output_bytes; /* stdout + stderr combined, enforced while reading */
 	size_t max_input_bytes;
 } brig_spec;
 

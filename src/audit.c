@@ -22,7 +22,7 @@ int audit_open(const char *path, audit_log **out, brig_error **err)
 {
 	if (!path || path[0] != '/')
 		return brig_fail(err, BRIG_E_AUDIT, 0, "audit log %s: the path must be absolute",
-		                 path ? path : "(null)");
+				 path ? path : "(null)");
 	int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (fd < 0)
 		return brig_fail(err, BRIG_E_AUDIT, errno, "cannot open audit log %s", path);
@@ -114,14 +114,15 @@ int audit_append(audit_log *a, const audit_entry *e, brig_error **err)
 	add_str(o, "verdict", r ? brig_verdict_name(r->verdict) : "refused");
 	json_object_object_add(o, "exit_code", r ? json_object_new_int(r->exit_code) : NULL);
 	json_object_object_add(o, "duration_ms", json_object_new_int64(r ? r->duration_ms : 0));
-	json_object_object_add(o, "output_bytes",
-	                       json_object_new_int64(r ? (int64_t)(r->stdout_len + r->stderr_len) : 0));
+	json_object_object_add(
+		o, "output_bytes",
+		json_object_new_int64(r ? (int64_t)(r->stdout_len + r->stderr_len) : 0));
 	add_str(o, "container", r ? r->container : NULL);
 	add_str(o, "error", r ? r->error : e->refusal);
 	if (e->policy)
 		json_object_object_add(o, "limits", limits_json(e->policy, e->timeout_seconds));
 	const char *js = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
-	                                                           JSON_C_TO_STRING_NOSLASHESCAPE);
+								   JSON_C_TO_STRING_NOSLASHESCAPE);
 	char *line = xasprintf("%s\n", js);
 	json_object_put(o);
 	size_t len = strlen(line);
@@ -135,7 +136,7 @@ int audit_append(audit_log *a, const audit_entry *e, brig_error **err)
 	if (w < 0)
 		return brig_fail(err, BRIG_E_AUDIT, saved, "cannot write audit log %s", a->path);
 	if ((size_t)w != len)
-		return brig_fail(err, BRIG_E_AUDIT, ENOSPC, "short write to audit log %s (%zd of %zu bytes)",
-		                 a->path, w, len);
+		return brig_fail(err, BRIG_E_AUDIT, ENOSPC,
+				 "short write to audit log %s (%zd of %zu bytes)", a->path, w, len);
 	return 0;
 }

@@ -19,11 +19,11 @@ typedef struct audit_entry {
 	brig_language language;
 	const char *code_sha256; /* hex */
 	size_t code_bytes;
-	const brig_policy *policy;   /* limits in force */
-	int timeout_seconds;         /* effective, after clamping */
-	const brig_result *result;   /* NULL when refused before running */
-	const char *refusal;         /* the refusal message when result == NULL */
-	const char *backend;         /* when known */
+	const brig_policy *policy; /* limits in force */
+	int timeout_seconds;       /* effective, after clamping */
+	const brig_result *result; /* NULL when refused before running */
+	const char *refusal;       /* the refusal message when result == NULL */
+	const char *backend;       /* when known */
 	const char *runtime;
 	const char *image;
 } audit_entry;

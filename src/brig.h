@@ -94,11 +94,11 @@ BRIG_PUBLIC brig_policy *brig_policy_new_default(void);
 BRIG_PUBLIC int brig_policy_load_file(const char *path, brig_policy **out, brig_error **err);
 /* Same, from a string; `origin` names it in errors. */
 BRIG_PUBLIC int brig_policy_load_string(const char *json, const char *origin, brig_policy **out,
-                                        brig_error **err);
+					brig_error **err);
 /* Operator override of one key (CLI flag), value in its JSON/flag text form.  *loosened is set
  * when the new value is less strict than the one in force: the caller must warn. */
 BRIG_PUBLIC int brig_policy_override(brig_policy *p, const char *key, const char *value,
-                                     bool *loosened, brig_error **err);
+				     bool *loosened, brig_error **err);
 /* The effective policy as pretty JSON (caller frees). */
 BRIG_PUBLIC char *brig_policy_to_json(const brig_policy *p);
 BRIG_PUBLIC brig_policy *brig_policy_copy(const brig_policy *p);
@@ -126,7 +126,7 @@ BRIG_PUBLIC void brig_policy_free(brig_policy *p);
 /* How a request's timeout above the policy's max_timeout_seconds is treated. */
 typedef enum brig_timeout_mode {
 	BRIG_TIMEOUT_REFUSE = 0, /* CLI: refuse with BRIG_E_REFUSED */
-	BRIG_TIMEOUT_CLAMP = 1,  /* library default for agents: clamp, and say so in result.notice */
+	BRIG_TIMEOUT_CLAMP = 1, /* library default for agents: clamp, and say so in result.notice */
 } brig_timeout_mode;
 
 typedef struct brig_request {
@@ -137,9 +137,9 @@ typedef struct brig_request {
 } brig_request;
 
 typedef struct brig_run_options {
-	size_t struct_size;   /* sizeof(brig_run_options) */
-	int cancel_fd;        /* -1, or an fd that becomes readable to cancel the run */
-	const char *front_door;  /* "cli", "mcp", "lib": recorded in the audit log */
+	size_t struct_size;     /* sizeof(brig_run_options) */
+	int cancel_fd;          /* -1, or an fd that becomes readable to cancel the run */
+	const char *front_door; /* "cli", "mcp", "lib": recorded in the audit log */
 	brig_timeout_mode timeout_mode;
 } brig_run_options;
 
@@ -158,8 +158,8 @@ typedef struct brig_result {
 	bool output_truncated;
 	bool oom_killed;
 	long long duration_ms;
-	char *error;  /* sandbox_error detail, else NULL */
-	char *notice; /* e.g. "timeout clamped from 60 s to 30 s", else NULL */
+	char *error;     /* sandbox_error detail, else NULL */
+	char *notice;    /* e.g. "timeout clamped from 60 s to 30 s", else NULL */
 	char *container; /* the container's name */
 	char code_sha256[65];
 } brig_result;
@@ -181,11 +181,10 @@ BRIG_PUBLIC int brig_ctx_set_audit_log(brig_ctx *ctx, const char *path, brig_err
 
 /* Run one request.  Thread-safe: several runs may share a ctx. */
 BRIG_PUBLIC int brig_run(brig_ctx *ctx, const brig_request *req, const brig_run_options *opts,
-                         brig_result *res, brig_error **err);
+			 brig_result *res, brig_error **err);
 
 /* What the chosen backend would run for this request, for humans (caller frees). */
-BRIG_PUBLIC int brig_explain(brig_ctx *ctx, const brig_request *req, char **out,
-                             brig_error **err);
+BRIG_PUBLIC int brig_explain(brig_ctx *ctx, const brig_request *req, char **out, brig_error **err);
 
 /* Detection table, the backend `auto` picks and missing images, as JSON (caller frees):
  * {"backends":[{"name","description","isolation","available","reason","version","runtime"}],

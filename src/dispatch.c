@@ -21,8 +21,8 @@ int brig_ctx_new(brig_policy *policy, brig_ctx **out, brig_error **err)
 	brig_ctx *ctx = xcalloc(1, sizeof *ctx);
 	ctx->policy = policy;
 	pthread_mutex_init(&ctx->lock, NULL);
-	int r = loader_load_dir(loader_backend_dir(), &ctx->backends, &ctx->n_backends, &ctx->refused,
-	                        err);
+	int r = loader_load_dir(loader_backend_dir(), &ctx->backends, &ctx->n_backends,
+				&ctx->refused, err);
 	if (r < 0) {
 		brig_ctx_free(ctx);
 		return r;
@@ -81,11 +81,12 @@ static void probe_once_fn(void)
 	if (lb->be->probe(&lb->info, &e) < 0) {
 		lb->info.available = false;
 		snprintf(lb->info.reason, sizeof lb->info.reason, "probe failed: %s",
-		         e ? e->message : "unknown error");
+			 e ? e->message : "unknown error");
 		brig_error_free(e);
 	}
 	if (!lb->info.available && !lb->info.reason[0])
-		snprintf(lb->info.reason, sizeof lb->info.reason, "not available (no reason given)");
+		snprintf(lb->info.reason, sizeof lb->info.reason,
+			 "not available (no reason given)");
 }
 
 void backend_probe(loaded_backend *lb)
@@ -119,20 +120,22 @@ static int select_named(brig_ctx *ctx, const brig_policy *p, loaded_backend **ou
 	loaded_backend *lb = find_backend(ctx, p->backend);
 	if (!lb) {
 		cleanup_free char *names = loaded_names(ctx);
-		return brig_fail(err, BRIG_E_UNAVAILABLE, 0,
-		                 "backend %s is not installed (loaded backends: %s; plugin directory %s)",
-		                 p->backend, names, loader_backend_dir());
+		return brig_fail(
+			err, BRIG_E_UNAVAILABLE, 0,
+			"backend %s is not installed (loaded backends: %s; plugin directory %s)",
+			p->backend, names, loader_backend_dir());
 	}
 	if (lb->be->isolation < p->isolation)
-		return brig_fail(err, BRIG_E_UNAVAILABLE, 0,
-		                 "backend %s provides %s isolation but the policy requires at least %s; "
-		                 "refusing to run with weaker isolation",
-		                 p->backend, brig_isolation_name(lb->be->isolation),
-		                 brig_isolation_name(p->isolation));
+		return brig_fail(
+			err, BRIG_E_UNAVAILABLE, 0,
+			"backend %s provides %s isolation but the policy requires at least %s; "
+			"refusing to run with weaker isolation",
+			p->backend, brig_isolation_name(lb->be->isolation),
+			brig_isolation_name(p->isolation));
 	backend_probe(lb);
 	if (!lb->info.available)
-		return brig_fail(err, BRIG_E_UNAVAILABLE, 0, "backend %s is not available: %s", p->backend,
-		                 lb->info.reason);
+		return brig_fail(err, BRIG_E_UNAVAILABLE, 0, "backend %s is not available: %s",
+				 p->backend, lb->info.reason);
 	*out = lb;
 	return 0;
 }
@@ -148,12 +151,12 @@ static int candidate_cmp(const void *a, const void *b)
 
 static int select_auto(brig_ctx *ctx, const brig_policy *p, loaded_backend **out, brig_error **err)
 {
-	loaded_backend **cand = xcalloc(ctx->n_backends + 1, sizeof *cand);
+	loaded_backend **cand = xcalloc(ctx->n_backends + 1, sizeof(loaded_backend *));
 	size_t n = 0;
 	for (size_t i = 0; i < ctx->n_backends; i++)
 		if (ctx->backends[i].be->isolation >= p->isolation)
 			cand[n++] = &ctx->backends[i];
-	qsort(cand, n, sizeof *cand, candidate_cmp);
+	qsort(cand, n, sizeof(loaded_backend *), candidate_cmp);
 	strbuf why;
 	sb_init(&why);
 	for (size_t i = 0; i < n; i++) {
@@ -168,9 +171,9 @@ static int select_auto(brig_ctx *ctx, const brig_policy *p, loaded_backend **out
 	}
 	free(cand);
 	int r = brig_fail(err, BRIG_E_UNAVAILABLE, 0,
-	                  "no backend provides %s isolation or stronger here%s%s",
-	                  brig_isolation_name(p->isolation), n ? "" : " (none installed at that level)",
-	                  why.data ? why.data : "");
+			  "no backend provides %s isolation or stronger here%s%s",
+			  brig_isolation_name(p->isolation),
+			  n ? "" : " (none installed at that level)", why.data ? why.data : "");
 	sb_free(&why);
 	return r;
 }
@@ -187,13 +190,14 @@ static json_object *backend_json(loaded_backend *lb)
 	backend_probe(lb);
 	json_object *o = json_object_new_object();
 	json_object_object_add(o, "name", json_object_new_string(lb->be->name));
-	json_object_object_add(o, "description",
-	                       json_object_new_string(lb->be->description ? lb->be->description : ""));
+	json_object_object_add(
+		o, "description",
+		json_object_new_string(lb->be->description ? lb->be->description : ""));
 	json_object_object_add(o, "isolation",
-	                       json_object_new_string(brig_isolation_name(lb->be->isolation)));
+			       json_object_new_string(brig_isolation_name(lb->be->isolation)));
 	json_object_object_add(o, "available", json_object_new_boolean(lb->info.available));
 	json_object_object_add(o, "reason",
-	                       lb->info.available ? NULL : json_object_new_string(lb->info.reason));
+			       lb->info.available ? NULL : json_object_new_string(lb->info.reason));
 	json_object_object_add(o, "version", json_object_new_string(lb->info.version));
 	json_object_object_add(o, "runtime", json_object_new_string(lb->info.runtime));
 	json_object_object_add(o, "path", json_object_new_string(lb->path));
@@ -207,11 +211,13 @@ static json_object *images_json(brig_ctx *ctx, loaded_backend *sel)
 	for (int l = 0; l < BRIG_LANG_COUNT; l++) {
 		json_object *o = json_object_new_object();
 		const char *img = ctx->policy->images[l];
-		json_object_object_add(o, "language", json_object_new_string(brig_language_name(l)));
+		json_object_object_add(o, "language",
+				       json_object_new_string(brig_language_name(l)));
 		json_object_object_add(o, "image", json_object_new_string(img));
 		brig_error *e = NULL;
 		int r = exists ? exists(img, &e) : -1;
-		json_object_object_add(o, "present", r < 0 ? NULL : json_object_new_boolean(r == 1));
+		json_object_object_add(o, "present",
+				       r < 0 ? NULL : json_object_new_boolean(r == 1));
 		if (r < 0 && e)
 			json_object_object_add(o, "error", json_object_new_string(e->message));
 		brig_error_free(e);
@@ -234,13 +240,14 @@ int brig_status_json(brig_ctx *ctx, char **out, brig_error **err)
 	json_object_object_add(o, "backend_dir", json_object_new_string(loader_backend_dir()));
 	json_object_object_add(o, "policy_backend", json_object_new_string(ctx->policy->backend));
 	json_object_object_add(o, "isolation_minimum",
-	                       json_object_new_string(brig_isolation_name(ctx->policy->isolation)));
+			       json_object_new_string(brig_isolation_name(ctx->policy->isolation)));
 	loaded_backend *sel = NULL;
 	brig_error *e = NULL;
-	if (dispatch_select(ctx, ctx->policy, &sel, &e) == 0) {
+	if (dispatch_select(ctx, ctx->policy, &sel, &e) == 0 && sel) {
 		json_object_object_add(o, "selected", json_object_new_string(sel->be->name));
-		json_object_object_add(o, "isolation",
-		                       json_object_new_string(brig_isolation_name(sel->be->isolation)));
+		json_object_object_add(
+			o, "isolation",
+			json_object_new_string(brig_isolation_name(sel->be->isolation)));
 		json_object_object_add(o, "runtime", json_object_new_string(sel->info.runtime));
 		json_object_object_add(o, "selection_error", NULL);
 	} else {
@@ -252,8 +259,8 @@ int brig_status_json(brig_ctx *ctx, char **out, brig_error **err)
 	brig_error_free(e);
 	json_object_object_add(o, "images", images_json(ctx, sel));
 	*out = xstrdup(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY |
-	                                                     JSON_C_TO_STRING_SPACED |
-	                                                     JSON_C_TO_STRING_NOSLASHESCAPE));
+								 JSON_C_TO_STRING_SPACED |
+								 JSON_C_TO_STRING_NOSLASHESCAPE));
 	json_object_put(o);
 	(void)err;
 	return 0;
@@ -262,18 +269,18 @@ int brig_status_json(brig_ctx *ctx, char **out, brig_error **err)
 void brig_policy_get_limits(const brig_policy *p, brig_policy_limits *out)
 {
 	*out = (brig_policy_limits){
-	        .timeout_seconds = p->timeout_seconds,
-	        .max_timeout_seconds = p->max_timeout_seconds,
-	        .memory_mb = p->memory_mb,
-	        .cpus = p->cpus,
-	        .pids_limit = p->pids_limit,
-	        .nofile = p->nofile,
-	        .tmpfs_mb = p->tmpfs_mb,
-	        .max_input_bytes = p->max_input_bytes,
-	        .max_output_bytes = p->max_output_bytes,
-	        .network = p->network,
-	        .isolation = p->isolation,
-	        .max_concurrent_runs = p->max_concurrent_runs,
+		.timeout_seconds = p->timeout_seconds,
+		.max_timeout_seconds = p->max_timeout_seconds,
+		.memory_mb = p->memory_mb,
+		.cpus = p->cpus,
+		.pids_limit = p->pids_limit,
+		.nofile = p->nofile,
+		.tmpfs_mb = p->tmpfs_mb,
+		.max_input_bytes = p->max_input_bytes,
+		.max_output_bytes = p->max_output_bytes,
+		.network = p->network,
+		.isolation = p->isolation,
+		.max_concurrent_runs = p->max_concurrent_runs,
 	};
 }
 
@@ -321,7 +328,7 @@ int brig_gc(brig_ctx *ctx, int *removed, brig_error **err)
 	}
 	if (!lb)
 		return brig_fail(err, BRIG_E_UNAVAILABLE, 0,
-		                 "no available backend can list containers (is dockerd running?)");
+				 "no available backend can list containers (is dockerd running?)");
 	char **names = NULL, **owners = NULL;
 	int r = lb->be->list_labelled("brig=1", &names, &owners, err);
 	if (r < 0)

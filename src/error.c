@@ -30,7 +30,7 @@ int brig_status_exit_code(int status)
 	}
 }
 
-static const char *const language_names[BRIG_LANG_COUNT] = {"python", "node", "shell"};
+static const char *const language_names[BRIG_LANG_COUNT] = { "python", "node", "shell" };
 
 const char *brig_language_name(brig_language lang)
 {
@@ -45,9 +45,11 @@ int brig_language_parse(const char *name)
 		const char *alias;
 		brig_language lang;
 	} aliases[] = {
-	        {"python", BRIG_LANG_PYTHON},  {"py", BRIG_LANG_PYTHON},  {"python3", BRIG_LANG_PYTHON},
-	        {"node", BRIG_LANG_NODE},      {"nodejs", BRIG_LANG_NODE}, {"javascript", BRIG_LANG_NODE},
-	        {"js", BRIG_LANG_NODE},        {"shell", BRIG_LANG_SHELL}, {"sh", BRIG_LANG_SHELL},
+		{ "python", BRIG_LANG_PYTHON },  { "py", BRIG_LANG_PYTHON },
+		{ "python3", BRIG_LANG_PYTHON }, { "node", BRIG_LANG_NODE },
+		{ "nodejs", BRIG_LANG_NODE },    { "javascript", BRIG_LANG_NODE },
+		{ "js", BRIG_LANG_NODE },        { "shell", BRIG_LANG_SHELL },
+		{ "sh", BRIG_LANG_SHELL },
 	};
 	if (!name)
 		return -1;

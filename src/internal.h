@@ -30,7 +30,7 @@ struct brig_ctx {
 };
 
 /* A hook the plugin's table is long enough to have (appended hooks are checked by size). */
-#define BE_HAS(be, field) ((be)->struct_size >= offsetof(brig_backend, field) + sizeof((be)->field))
+#define BE_HAS(be, field)  ((be)->struct_size >= offsetof(brig_backend, field) + sizeof((be)->field))
 #define BE_HOOK(be, field) (BE_HAS(be, field) ? (be)->field : NULL)
 
 /* dispatch.c */

@@ -33,11 +33,11 @@ static brig_error *host_error_new(int status, int errnum, const char *fmt, ...)
 }
 
 static const brig_host_services host_services = {
-        .abi_major = BRIG_BACKEND_ABI_MAJOR,
-        .abi_minor = BRIG_BACKEND_ABI_MINOR,
-        .struct_size = sizeof(brig_host_services),
-        .error_new = host_error_new,
-        .log = host_log,
+	.abi_major = BRIG_BACKEND_ABI_MAJOR,
+	.abi_minor = BRIG_BACKEND_ABI_MINOR,
+	.struct_size = sizeof(brig_host_services),
+	.error_new = host_error_new,
+	.log = host_log,
 };
 
 const brig_host_services *loader_host_services(void)
@@ -66,22 +66,27 @@ static int check_table(const char *path, const brig_backend *be, brig_error **er
 {
 	if (be->abi_major != BRIG_BACKEND_ABI_MAJOR)
 		return brig_fail(err, BRIG_E_PLUGIN, 0,
-		                 "%s: built for backend ABI %u.%u, this brig speaks %u.%u; rebuild the plugin",
-		                 path, be->abi_major, be->abi_minor, BRIG_BACKEND_ABI_MAJOR,
-		                 BRIG_BACKEND_ABI_MINOR);
+				 "%s: built for backend ABI %u.%u, this brig speaks %u.%u; rebuild "
+				 "the plugin",
+				 path, be->abi_major, be->abi_minor, BRIG_BACKEND_ABI_MAJOR,
+				 BRIG_BACKEND_ABI_MINOR);
 	if (be->struct_size < BRIG_BACKEND_MIN_SIZE)
-		return brig_fail(err, BRIG_E_PLUGIN, 0,
-		                 "%s: backend table is too short (%zu bytes; ABI %u needs at least %zu)", path,
-		                 be->struct_size, BRIG_BACKEND_ABI_MAJOR, (size_t)BRIG_BACKEND_MIN_SIZE);
+		return brig_fail(
+			err, BRIG_E_PLUGIN, 0,
+			"%s: backend table is too short (%zu bytes; ABI %u needs at least %zu)",
+			path, be->struct_size, BRIG_BACKEND_ABI_MAJOR,
+			(size_t)BRIG_BACKEND_MIN_SIZE);
 	if (!valid_name(be->name))
-		return brig_fail(err, BRIG_E_PLUGIN, 0, "%s: backend name is missing or not [a-z0-9-]{1,32}",
-		                 path);
+		return brig_fail(err, BRIG_E_PLUGIN, 0,
+				 "%s: backend name is missing or not [a-z0-9-]{1,32}", path);
 	if (be->isolation != BRIG_ISOLATION_CONTAINER && be->isolation != BRIG_ISOLATION_GVISOR)
-		return brig_fail(err, BRIG_E_PLUGIN, 0, "%s: backend %s declares an unknown isolation %d",
-		                 path, be->name, be->isolation);
+		return brig_fail(err, BRIG_E_PLUGIN, 0,
+				 "%s: backend %s declares an unknown isolation %d", path, be->name,
+				 be->isolation);
 	if (!be->probe || !be->run)
-		return brig_fail(err, BRIG_E_PLUGIN, 0, "%s: backend %s lacks the required probe/run hooks",
-		                 path, be->name);
+		return brig_fail(err, BRIG_E_PLUGIN, 0,
+				 "%s: backend %s lacks the required probe/run hooks", path,
+				 be->name);
 	return 0;
 }
 
@@ -89,8 +94,9 @@ int loader_load_file(const char *path, loaded_backend *out, brig_error **err)
 {
 	memset(out, 0, sizeof *out);
 	if (!path || path[0] != '/')
-		return brig_fail(err, BRIG_E_PLUGIN, 0, "%s: plugins are loaded from absolute paths only",
-		                 path ? path : "(null)");
+		return brig_fail(err, BRIG_E_PLUGIN, 0,
+				 "%s: plugins are loaded from absolute paths only",
+				 path ? path : "(null)");
 	void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
 	if (!h)
 		return brig_fail(err, BRIG_E_PLUGIN, 0, "%s: cannot load: %s", path, dlerror());
@@ -98,14 +104,14 @@ int loader_load_file(const char *path, loaded_backend *out, brig_error **err)
 	*(void **)&entry = dlsym(h, BRIG_BACKEND_ENTRY_SYMBOL);
 	if (!entry) {
 		dlclose(h);
-		return brig_fail(err, BRIG_E_PLUGIN, 0, "%s: not a brig backend (no %s symbol)", path,
-		                 BRIG_BACKEND_ENTRY_SYMBOL);
+		return brig_fail(err, BRIG_E_PLUGIN, 0, "%s: not a brig backend (no %s symbol)",
+				 path, BRIG_BACKEND_ENTRY_SYMBOL);
 	}
 	const brig_backend *be = entry(BRIG_BACKEND_ABI_MAJOR, &host_services);
 	if (!be) {
 		dlclose(h);
-		return brig_fail(err, BRIG_E_PLUGIN, 0, "%s: the plugin declined backend ABI %u", path,
-		                 BRIG_BACKEND_ABI_MAJOR);
+		return brig_fail(err, BRIG_E_PLUGIN, 0, "%s: the plugin declined backend ABI %u",
+				 path, BRIG_BACKEND_ABI_MAJOR);
 	}
 	int r = check_table(path, be, err);
 	if (r < 0) {
@@ -169,15 +175,17 @@ static bool name_taken(const loaded_backend *list, size_t n, const char *name)
 }
 
 int loader_load_dir(const char *dir, loaded_backend **list, size_t *n, char ***refused,
-                    brig_error **err)
+		    brig_error **err)
 {
 	if (!dir || dir[0] != '/')
-		return brig_fail(err, BRIG_E_PLUGIN, 0,
-		                 "backend directory %s: must be an absolute path (BRIG_BACKEND_DIR)",
-		                 dir ? dir : "(null)");
+		return brig_fail(
+			err, BRIG_E_PLUGIN, 0,
+			"backend directory %s: must be an absolute path (BRIG_BACKEND_DIR)",
+			dir ? dir : "(null)");
 	DIR *d = opendir(dir);
 	if (!d)
-		return brig_fail(err, BRIG_E_PLUGIN, errno, "cannot open backend directory %s", dir);
+		return brig_fail(err, BRIG_E_PLUGIN, errno, "cannot open backend directory %s",
+				 dir);
 	cleanup_strv char **files = list_plugin_files(d);
 	closedir(d);
 	size_t nf = strv_len(files), nl = 0, nr = 0;
@@ -191,7 +199,7 @@ int loader_load_dir(const char *dir, loaded_backend **list, size_t *n, char ***r
 			brig_error_free(e);
 		} else if (name_taken(out, nl, out[nl].be->name)) {
 			ref[nr++] = xasprintf("%s: a backend named %s is already loaded", path,
-			                      out[nl].be->name);
+					      out[nl].be->name);
 			loader_unload(&out[nl]);
 		} else {
 			nl++;

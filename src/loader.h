@@ -14,6 +14,6 @@ const char *loader_backend_dir(void);
 /* Load every *.so of dir (sorted).  Refused plugins are listed in *refused as "path: reason";
  * only an unreadable directory is an error. */
 int loader_load_dir(const char *dir, loaded_backend **list, size_t *n, char ***refused,
-                    brig_error **err);
+		    brig_error **err);
 
 #endif

@@ -81,16 +81,19 @@ static json_object *json_str_or_null(const char *s)
 char *brig_result_to_json(const brig_result *res, bool pretty)
 {
 	json_object *o = json_object_new_object();
-	json_object_object_add(o, "language", json_object_new_string(brig_language_name(res->language)));
+	json_object_object_add(o, "language",
+			       json_object_new_string(brig_language_name(res->language)));
 	json_object_object_add(o, "image", json_str_or_null(res->image));
 	json_object_object_add(o, "backend", json_str_or_null(res->backend));
 	json_object_object_add(o, "runtime", json_str_or_null(res->runtime));
 	json_object_object_add(o, "exit_code", json_object_new_int(res->exit_code));
-	json_object_object_add(o, "verdict", json_object_new_string(brig_verdict_name(res->verdict)));
+	json_object_object_add(o, "verdict",
+			       json_object_new_string(brig_verdict_name(res->verdict)));
 	json_object_object_add(o, "stdout", json_bytes(res->stdout_data, res->stdout_len));
 	json_object_object_add(o, "stderr", json_bytes(res->stderr_data, res->stderr_len));
 	json_object_object_add(o, "timed_out", json_object_new_boolean(res->timed_out));
-	json_object_object_add(o, "output_truncated", json_object_new_boolean(res->output_truncated));
+	json_object_object_add(o, "output_truncated",
+			       json_object_new_boolean(res->output_truncated));
 	json_object_object_add(o, "oom_killed", json_object_new_boolean(res->oom_killed));
 	json_object_object_add(o, "duration_ms", json_object_new_int64(res->duration_ms));
 	json_object_object_add(o, "error", json_str_or_null(res->error));
@@ -98,7 +101,8 @@ char *brig_result_to_json(const brig_result *res, bool pretty)
 	json_object_object_add(o, "container", json_str_or_null(res->container));
 	json_object_object_add(o, "code_sha256", json_object_new_string(res->code_sha256));
 	int flags = JSON_C_TO_STRING_NOSLASHESCAPE |
-	            (pretty ? JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED : JSON_C_TO_STRING_PLAIN);
+		    (pretty ? JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED
+			    : JSON_C_TO_STRING_PLAIN);
 	char *s = xstrdup(json_object_to_json_string_ext(o, flags));
 	json_object_put(o);
 	return s;

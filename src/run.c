@@ -6,8 +6,8 @@
 #include "internal.h"
 
 static void audit_outcome(brig_ctx *ctx, const brig_run_options *opts, const brig_request *req,
-                          const char *sha, const brig_spec *spec, const loaded_backend *lb,
-                          const brig_result *res, const brig_error *refusal, brig_error **err)
+			  const char *sha, const brig_spec *spec, const loaded_backend *lb,
+			  const brig_result *res, const brig_error *refusal, brig_error **err)
 {
 	pthread_mutex_lock(&ctx->lock);
 	audit_log *a = ctx->audit;
@@ -16,18 +16,19 @@ static void audit_outcome(brig_ctx *ctx, const brig_run_options *opts, const bri
 		return;
 	}
 	audit_entry e = {
-	        .front_door = opts && opts->front_door ? opts->front_door : "lib",
-	        .language = req->language,
-	        .code_sha256 = sha,
-	        .code_bytes = req->code ? req->code_len : 0,
-	        .policy = ctx->policy,
-	        .timeout_seconds = spec ? (int)(spec->timeout_ms / 1000) : req->timeout_seconds,
-	        .result = res,
-	        .refusal = refusal ? refusal->message : NULL,
-	        .backend = lb ? lb->be->name : NULL,
-	        .runtime = lb ? lb->info.runtime : NULL,
-	        .image = (unsigned)req->language < BRIG_LANG_COUNT ? ctx->policy->images[req->language]
-	                                                           : NULL,
+		.front_door = opts && opts->front_door ? opts->front_door : "lib",
+		.language = req->language,
+		.code_sha256 = sha,
+		.code_bytes = req->code ? req->code_len : 0,
+		.policy = ctx->policy,
+		.timeout_seconds = spec ? (int)(spec->timeout_ms / 1000) : req->timeout_seconds,
+		.result = res,
+		.refusal = refusal ? refusal->message : NULL,
+		.backend = lb ? lb->be->name : NULL,
+		.runtime = lb ? lb->info.runtime : NULL,
+		.image = (unsigned)req->language < BRIG_LANG_COUNT
+				 ? ctx->policy->images[req->language]
+				 : NULL,
 	};
 	brig_error *ae = NULL;
 	if (audit_append(a, &e, &ae) < 0 && err) {
@@ -42,14 +43,15 @@ static void audit_outcome(brig_ctx *ctx, const brig_run_options *opts, const bri
 static int check_request(const brig_request *req, brig_error **err)
 {
 	if (!req || (unsigned)req->language >= BRIG_LANG_COUNT)
-		return brig_fail(err, BRIG_E_USAGE, 0, "unknown language (use python, node or shell)");
+		return brig_fail(err, BRIG_E_USAGE, 0,
+				 "unknown language (use python, node or shell)");
 	if (!req->code)
 		return brig_fail(err, BRIG_E_USAGE, 0, "no code to run");
 	return 0;
 }
 
 static void fill_result_identity(brig_result *res, const brig_request *req, const brig_spec *spec,
-                                 const loaded_backend *lb, const char *sha, char *notice)
+				 const loaded_backend *lb, const char *sha, char *notice)
 {
 	memset(res, 0, sizeof *res);
 	res->exit_code = -1;
@@ -64,7 +66,7 @@ static void fill_result_identity(brig_result *res, const brig_request *req, cons
 
 /* A backend failure is the sandbox's, not the program's: report it in the result. */
 static void backend_failed(const loaded_backend *lb, const brig_spec *spec, brig_result *res,
-                           brig_error *e)
+			   brig_error *e)
 {
 	res->verdict = BRIG_VERDICT_SANDBOX_ERROR;
 	res->exit_code = -1;
@@ -79,7 +81,7 @@ static void backend_failed(const loaded_backend *lb, const brig_spec *spec, brig
 }
 
 int brig_run(brig_ctx *ctx, const brig_request *req, const brig_run_options *opts, brig_result *res,
-             brig_error **err)
+	     brig_error **err)
 {
 	memset(res, 0, sizeof *res);
 	res->exit_code = -1;
@@ -88,8 +90,8 @@ int brig_run(brig_ctx *ctx, const brig_request *req, const brig_run_options *opt
 		return r;
 	char sha[65];
 	sha256_hex(req->code, req->code_len, sha);
-	brig_timeout_mode mode = opts && opts->struct_size >= sizeof *opts ? opts->timeout_mode
-	                                                                   : BRIG_TIMEOUT_CLAMP;
+	brig_timeout_mode mode =
+		opts && opts->struct_size >= sizeof *opts ? opts->timeout_mode : BRIG_TIMEOUT_CLAMP;
 	loaded_backend *lb = NULL;
 	brig_spec *spec = NULL;
 	char *notice = NULL;
@@ -98,8 +100,10 @@ int brig_run(brig_ctx *ctx, const brig_request *req, const brig_run_options *opt
 	if (r == 0)
 		r = dispatch_select(ctx, ctx->policy, &lb, &refusal);
 	if (r == 0)
-		r = policy_make_spec(ctx->policy, req, mode, lb->info.runtime, lb->be->isolation, &spec,
-		                     &notice, &refusal);
+		r = policy_make_spec(ctx->policy, req, mode, lb->info.runtime, lb->be->isolation,
+				     &spec, &notice, &refusal);
+	if (r == 0 && !spec)
+		r = brig_fail(&refusal, BRIG_E_SYSTEM, 0, "no container spec was built");
 	if (r < 0) {
 		brig_error *ae = NULL;
 		audit_outcome(ctx, opts, req, sha, NULL, lb, NULL, refusal, &ae);
@@ -113,7 +117,8 @@ int brig_run(brig_ctx *ctx, const brig_request *req, const brig_run_options *opt
 		return r;
 	}
 	fill_result_identity(res, req, spec, lb, sha, notice);
-	brig_run_control ctl = {.struct_size = sizeof ctl, .cancel_fd = opts ? opts->cancel_fd : -1};
+	brig_run_control ctl = { .struct_size = sizeof ctl,
+				 .cancel_fd = opts ? opts->cancel_fd : -1 };
 	int64_t t0 = now_ms();
 	brig_error *be_err = NULL;
 	if (lb->be->run(spec, &ctl, res, &be_err) < 0)
@@ -152,11 +157,11 @@ int brig_explain(brig_ctx *ctx, const brig_request *req, char **out, brig_error 
 	int (*explain)(const brig_spec *, char **, brig_error **) = BE_HOOK(lb->be, explain);
 	if (!explain)
 		return brig_fail(err, BRIG_E_UNAVAILABLE, 0, "backend %s cannot explain its runs",
-		                 lb->be->name);
+				 lb->be->name);
 	brig_spec *spec = NULL;
 	char *notice = NULL;
 	r = policy_make_spec(ctx->policy, req, BRIG_TIMEOUT_REFUSE, lb->info.runtime,
-	                     lb->be->isolation, &spec, &notice, err);
+			     lb->be->isolation, &spec, &notice, err);
 	free(notice);
 	if (r < 0)
 		return r;
@@ -164,8 +169,9 @@ int brig_explain(brig_ctx *ctx, const brig_request *req, char **out, brig_error 
 	r = explain(spec, &text, err);
 	if (r == 0) {
 		*out = xasprintf("# backend: %s (%s isolation, runtime %s)\n# seccomp: %s\n%s",
-		                 lb->be->name, brig_isolation_name(lb->be->isolation), spec->runtime,
-		                 spec->seccomp_name ? spec->seccomp_name : "engine default", text);
+				 lb->be->name, brig_isolation_name(lb->be->isolation),
+				 spec->runtime,
+				 spec->seccomp_name ? spec->seccomp_name : "engine default", text);
 		free(text);
 	}
 	spec_free(spec);

@@ -142,9 +142,7 @@ void sb_printf(strbuf *sb, const char *fmt, ...)
 
 char *sb_steal(strbuf *sb)
 {
-	if (!sb->data)
-		sb_grow(sb, 0), sb->data[0] = '\0';
-	char *d = sb->data;
+	char *d = sb->data ? sb->data : xstrdup("");
 	sb_init(sb);
 	return d;
 }

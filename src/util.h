@@ -28,28 +28,34 @@ size_t strv_len(char *const *v);
 char **strv_copy(char *const *v);
 
 /* ---- cleanup attributes (crun / systemd style) ---- */
-static inline void cleanup_freep(void *p) { free(*(void **)p); }
+static inline void cleanup_freep(void *p)
+{
+	free(*(void **)p);
+}
 static inline void cleanup_closep(int *fd)
 {
 	if (*fd >= 0)
 		close(*fd);
 }
-static inline void cleanup_strvp(char ***v) { strv_free(*v); }
-#define cleanup_free __attribute__((cleanup(cleanup_freep)))
+static inline void cleanup_strvp(char ***v)
+{
+	strv_free(*v);
+}
+#define cleanup_free  __attribute__((cleanup(cleanup_freep)))
 #define cleanup_close __attribute__((cleanup(cleanup_closep)))
-#define cleanup_strv __attribute__((cleanup(cleanup_strvp)))
+#define cleanup_strv  __attribute__((cleanup(cleanup_strvp)))
 /* Hand ownership over: return the pointer and null the local so cleanup skips it. */
-#define steal_pointer(pp)                                                                          \
-	({                                                                                         \
-		__typeof__(*(pp)) _p = *(pp);                                                      \
-		*(pp) = NULL;                                                                      \
-		_p;                                                                                \
+#define steal_pointer(pp)                     \
+	({                                    \
+		__typeof__(*(pp)) _p = *(pp); \
+		*(pp) = NULL;                 \
+		_p;                           \
 	})
-#define steal_fd(fdp)                                                                              \
-	({                                                                                         \
-		int _fd = *(fdp);                                                                  \
-		*(fdp) = -1;                                                                       \
-		_fd;                                                                               \
+#define steal_fd(fdp)             \
+	({                        \
+		int _fd = *(fdp); \
+		*(fdp) = -1;      \
+		_fd;              \
 	})
 
 /* ---- growable byte buffer, always NUL-terminated ---- */
@@ -67,13 +73,13 @@ void sb_free(strbuf *sb);
 
 /* ---- errors ---- */
 brig_error *brig_error_new(int status, int errnum, const char *fmt, ...)
-        __attribute__((format(printf, 3, 4)));
+	__attribute__((format(printf, 3, 4)));
 brig_error *brig_error_newv(int status, int errnum, const char *fmt, va_list ap)
-        __attribute__((format(printf, 3, 0)));
+	__attribute__((format(printf, 3, 0)));
 /* Fill *err (if err) and return status: `return brig_fail(err, BRIG_E_USAGE, 0, "...")`.
  * *err must be NULL or an error owned by the caller: it is freed and replaced. */
 int brig_fail(brig_error **err, int status, int errnum, const char *fmt, ...)
-        __attribute__((format(printf, 4, 5)));
+	__attribute__((format(printf, 4, 5)));
 /* Prefix context to an existing error: "context: old message". */
 int brig_error_prefix(brig_error **err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

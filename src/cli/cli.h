@@ -8,12 +8,12 @@
 #include "brig.h"
 
 /* Exit codes of `brig run` (see brig(1)). */
-#define EXIT_USAGE 2
-#define EXIT_SANDBOX 125
-#define EXIT_TIMEOUT 124
-#define EXIT_OOM 137
+#define EXIT_USAGE        2
+#define EXIT_SANDBOX      125
+#define EXIT_TIMEOUT      124
+#define EXIT_OOM          137
 #define EXIT_OUTPUT_LIMIT 141
-#define EXIT_CANCELLED 130
+#define EXIT_CANCELLED    130
 
 /* Operator options shared by run, explain, doctor, policy and mcp. */
 typedef struct cli_policy_opts {
@@ -50,23 +50,25 @@ enum {
 	OPT_AUDIT_LOG,
 	OPT_JSON,
 };
-#define CLI_POLICY_LONGOPTS                                                                        \
-	{"policy", required_argument, NULL, OPT_POLICY},                                           \
-	        {"backend", required_argument, NULL, OPT_BACKEND},                                 \
-	        {"isolation", required_argument, NULL, OPT_ISOLATION},                             \
-	        {"memory", required_argument, NULL, OPT_MEMORY},                                   \
-	        {"cpus", required_argument, NULL, OPT_CPUS},                                       \
-	        {"allow-network", no_argument, NULL, OPT_ALLOW_NETWORK},                           \
-	        {"audit-log", required_argument, NULL, OPT_AUDIT_LOG}
-#define CLI_POLICY_HELP                                                                            \
-	"Operator options (may loosen the policy; each loosening prints a warning):\n"             \
-	"      --policy FILE      policy file (default: $BRIG_POLICY, else " SYSCONFDIR         \
-	"/brig/policy.json if present, else the built-in strict defaults)\n"                     \
-	"      --backend NAME     auto, docker-cli, docker-api or gvisor\n"                          \
-	"      --isolation LEVEL  minimum isolation: container or gvisor\n"                          \
-	"      --memory SIZE      memory limit, e.g. 512m or 1g\n"                                    \
-	"      --cpus N           CPU limit, e.g. 0.5\n"                                              \
-	"      --allow-network    give the box a network (off by default)\n"                         \
+#define CLI_POLICY_LONGOPTS                                                \
+	{ "policy", required_argument, NULL, OPT_POLICY },                 \
+		{ "backend", required_argument, NULL, OPT_BACKEND },       \
+		{ "isolation", required_argument, NULL, OPT_ISOLATION },   \
+		{ "memory", required_argument, NULL, OPT_MEMORY },         \
+		{ "cpus", required_argument, NULL, OPT_CPUS },             \
+		{ "allow-network", no_argument, NULL, OPT_ALLOW_NETWORK }, \
+	{                                                                  \
+		"audit-log", required_argument, NULL, OPT_AUDIT_LOG        \
+	}
+#define CLI_POLICY_HELP                                                                 \
+	"Operator options (may loosen the policy; each loosening prints a warning):\n"  \
+	"      --policy FILE      policy file (default: $BRIG_POLICY, else " SYSCONFDIR \
+	"/brig/policy.json if present, else the built-in strict defaults)\n"            \
+	"      --backend NAME     auto, docker-cli, docker-api or gvisor\n"             \
+	"      --isolation LEVEL  minimum isolation: container or gvisor\n"             \
+	"      --memory SIZE      memory limit, e.g. 512m or 1g\n"                      \
+	"      --cpus N           CPU limit, e.g. 0.5\n"                                \
+	"      --allow-network    give the box a network (off by default)\n"            \
 	"      --audit-log FILE   append one JSON line per execution to FILE\n"
 
 int cmd_run(int argc, char **argv);

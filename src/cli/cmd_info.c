@@ -13,10 +13,10 @@
 static int parse_simple(int argc, char **argv, cli_policy_opts *o, bool *json, const char *usage)
 {
 	static const struct option longopts[] = {
-	        {"help", no_argument, NULL, 'h'},
-	        {"json", no_argument, NULL, OPT_JSON},
-	        CLI_POLICY_LONGOPTS,
-	        {NULL, 0, NULL, 0},
+		{ "help", no_argument, NULL, 'h' },
+		{ "json", no_argument, NULL, OPT_JSON },
+		CLI_POLICY_LONGOPTS,
+		{ NULL, 0, NULL, 0 },
 	};
 	int c;
 	optind = 1;
@@ -41,11 +41,12 @@ static int parse_simple(int argc, char **argv, cli_policy_opts *o, bool *json, c
 
 int cmd_policy(int argc, char **argv)
 {
-	cli_policy_opts o = {0};
-	int r = parse_simple(argc, argv, &o, NULL,
-	                     "Usage: brig policy [OPTIONS]\n"
-	                     "Validate the policy and print the effective policy (file + operator flags)\n"
-	                     "as JSON.  Exit 2 with the file, key and reason if it is invalid.\n\n");
+	cli_policy_opts o = { 0 };
+	int r = parse_simple(
+		argc, argv, &o, NULL,
+		"Usage: brig policy [OPTIONS]\n"
+		"Validate the policy and print the effective policy (file + operator flags)\n"
+		"as JSON.  Exit 2 with the file, key and reason if it is invalid.\n\n");
 	if (r)
 		return r < 0 ? 0 : r;
 	brig_policy *p = NULL;
@@ -81,14 +82,15 @@ static void print_backends(json_object *st)
 	for (size_t i = 0; arr && i < json_object_array_length(arr); i++) {
 		json_object *b = json_object_array_get_idx(arr, i);
 		bool ok = bool_of(b, "available");
-		printf("%-12s %-10s %-10s %-14s %s\n", str_or(b, "name", "?"), str_or(b, "isolation", "?"),
-		       ok ? "yes" : "no", str_or(b, "runtime", "-"),
+		printf("%-12s %-10s %-10s %-14s %s\n", str_or(b, "name", "?"),
+		       str_or(b, "isolation", "?"), ok ? "yes" : "no", str_or(b, "runtime", "-"),
 		       ok ? str_or(b, "version", "") : str_or(b, "reason", ""));
 	}
 	json_object *ref = NULL;
 	json_object_object_get_ex(st, "refused_plugins", &ref);
 	for (size_t i = 0; ref && i < json_object_array_length(ref); i++)
-		printf("refused plugin: %s\n", json_object_get_string(json_object_array_get_idx(ref, i)));
+		printf("refused plugin: %s\n",
+		       json_object_get_string(json_object_array_get_idx(ref, i)));
 	if (!arr || json_object_array_length(arr) == 0)
 		printf("(no backend plugins in %s)\n", str_or(st, "backend_dir", "?"));
 }
@@ -101,8 +103,8 @@ static int print_choice_and_images(json_object *st)
 	printf("\npolicy: backend %s, isolation at least %s\n", str_or(st, "policy_backend", "?"),
 	       str_or(st, "isolation_minimum", "?"));
 	if (sel)
-		printf("selected: %s (%s isolation, runtime %s)\n", sel, str_or(st, "isolation", "?"),
-		       str_or(st, "runtime", "?"));
+		printf("selected: %s (%s isolation, runtime %s)\n", sel,
+		       str_or(st, "isolation", "?"), str_or(st, "runtime", "?"));
 	else
 		printf("selected: NONE - %s\n", str_or(st, "selection_error", "?")), problems++;
 	json_object *imgs = NULL;
@@ -111,27 +113,30 @@ static int print_choice_and_images(json_object *st)
 	for (size_t i = 0; imgs && i < json_object_array_length(imgs); i++) {
 		json_object *im = json_object_array_get_idx(imgs, i), *pv = NULL;
 		json_object_object_get_ex(im, "present", &pv);
-		const char *state = !pv ? "unknown (no engine)"
-		                        : json_object_get_boolean(pv) ? "present"
-		                                                      : "MISSING";
+		const char *state = !pv                           ? "unknown (no engine)"
+				    : json_object_get_boolean(pv) ? "present"
+								  : "MISSING";
 		if (!pv || !json_object_get_boolean(pv))
 			problems++;
-		printf("  %-7s %-28s %s\n", str_or(im, "language", "?"), str_or(im, "image", "?"), state);
+		printf("  %-7s %-28s %s\n", str_or(im, "language", "?"), str_or(im, "image", "?"),
+		       state);
 	}
 	if (problems)
-		printf("\nto install the engine and build the runtime images: sudo scripts/setup-host\n");
+		printf("\nto install the engine and build the runtime images: sudo "
+		       "scripts/setup-host\n");
 	return problems;
 }
 
 int cmd_doctor(int argc, char **argv)
 {
-	cli_policy_opts o = {0};
+	cli_policy_opts o = { 0 };
 	bool json = false;
-	int r = parse_simple(argc, argv, &o, &json,
-	                     "Usage: brig doctor [--json] [OPTIONS]\n"
-	                     "Detect the runtimes (Docker CLI, Docker Engine API, gVisor), show why any\n"
-	                     "is unavailable, which backend `auto` picks under the policy, and which\n"
-	                     "runtime images are missing.  Exit 0 when brig can run code, 1 if not.\n\n");
+	int r = parse_simple(
+		argc, argv, &o, &json,
+		"Usage: brig doctor [--json] [OPTIONS]\n"
+		"Detect the runtimes (Docker CLI, Docker Engine API, gVisor), show why any\n"
+		"is unavailable, which backend `auto` picks under the policy, and which\n"
+		"runtime images are missing.  Exit 0 when brig can run code, 1 if not.\n\n");
 	if (r)
 		return r < 0 ? 0 : r;
 	brig_ctx *ctx = NULL;
@@ -161,11 +166,12 @@ int cmd_doctor(int argc, char **argv)
 
 int cmd_gc(int argc, char **argv)
 {
-	cli_policy_opts o = {0};
-	int r = parse_simple(argc, argv, &o, NULL,
-	                     "Usage: brig gc [OPTIONS]\n"
-	                     "Remove every container labelled brig=1 whose owning brig process no longer\n"
-	                     "exists (left behind when brig was killed with SIGKILL).\n\n");
+	cli_policy_opts o = { 0 };
+	int r = parse_simple(
+		argc, argv, &o, NULL,
+		"Usage: brig gc [OPTIONS]\n"
+		"Remove every container labelled brig=1 whose owning brig process no longer\n"
+		"exists (left behind when brig was killed with SIGKILL).\n\n");
 	if (r)
 		return r < 0 ? 0 : r;
 	brig_ctx *ctx = NULL;

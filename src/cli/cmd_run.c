@@ -24,35 +24,37 @@ typedef struct run_opts {
 static void run_usage(FILE *f, const char *cmd)
 {
 	fprintf(f,
-	        "Usage: brig %s [OPTIONS] [FILE|-]\n"
-	        "%s\n\n"
-	        "The code comes from -c, from FILE, or from standard input (FILE omitted or -).\n\n"
-	        "Request options (may only tighten the policy):\n"
-	        "  -l, --language LANG   python, node or shell (aliases py, javascript, js, sh);\n"
-	        "                        default: from FILE's extension (.py .js .mjs .cjs .sh)\n"
-	        "  -c, --code CODE       the program text\n"
-	        "  -t, --timeout SECS    wall-time limit; above the policy's max_timeout_seconds is\n"
-	        "                        refused (exit 2)\n"
-	        "      --json            print the result object as JSON on stdout\n"
-	        "  -h, --help            this text\n\n" CLI_POLICY_HELP "\n"
-	        "Exit status (run): the program's own; 124 timeout, 137 out of memory, 141 output\n"
-	        "limit, 130 interrupted, 125 the sandbox failed, 2 bad usage or refused request.\n",
-	        cmd,
-	        strcmp(cmd, "run") == 0
-	                ? "Run code in a fresh hardened container and report how it ended."
-	                : "Print the exact container command `brig run` would start (nothing runs).");
+		"Usage: brig %s [OPTIONS] [FILE|-]\n"
+		"%s\n\n"
+		"The code comes from -c, from FILE, or from standard input (FILE omitted or -).\n\n"
+		"Request options (may only tighten the policy):\n"
+		"  -l, --language LANG   python, node or shell (aliases py, javascript, js, sh);\n"
+		"                        default: from FILE's extension (.py .js .mjs .cjs .sh)\n"
+		"  -c, --code CODE       the program text\n"
+		"  -t, --timeout SECS    wall-time limit; above the policy's max_timeout_seconds "
+		"is\n"
+		"                        refused (exit 2)\n"
+		"      --json            print the result object as JSON on stdout\n"
+		"  -h, --help            this text\n\n" CLI_POLICY_HELP "\n"
+		"Exit status (run): the program's own; 124 timeout, 137 out of memory, 141 output\n"
+		"limit, 130 interrupted, 125 the sandbox failed, 2 bad usage or refused request.\n",
+		cmd,
+		strcmp(cmd, "run") == 0
+			? "Run code in a fresh hardened container and report how it ended."
+			: "Print the exact container command `brig run` would start (nothing "
+			  "runs).");
 }
 
 static int parse_run_opts(int argc, char **argv, const char *cmd, run_opts *o)
 {
 	static const struct option longopts[] = {
-	        {"language", required_argument, NULL, 'l'},
-	        {"code", required_argument, NULL, 'c'},
-	        {"timeout", required_argument, NULL, 't'},
-	        {"json", no_argument, NULL, OPT_JSON},
-	        {"help", no_argument, NULL, 'h'},
-	        CLI_POLICY_LONGOPTS,
-	        {NULL, 0, NULL, 0},
+		{ "language", required_argument, NULL, 'l' },
+		{ "code", required_argument, NULL, 'c' },
+		{ "timeout", required_argument, NULL, 't' },
+		{ "json", no_argument, NULL, OPT_JSON },
+		{ "help", no_argument, NULL, 'h' },
+		CLI_POLICY_LONGOPTS,
+		{ NULL, 0, NULL, 0 },
 	};
 	int c;
 	optind = 1;
@@ -98,8 +100,11 @@ static const char *language_from_file(const char *file)
 	const char *dot = file ? strrchr(file, '.') : NULL;
 	if (!dot)
 		return NULL;
-	static const char *const map[][2] = {{".py", "python"}, {".js", "node"},  {".mjs", "node"},
-	                                     {".cjs", "node"},  {".sh", "shell"}};
+	static const char *const map[][2] = { { ".py", "python" },
+					      { ".js", "node" },
+					      { ".mjs", "node" },
+					      { ".cjs", "node" },
+					      { ".sh", "shell" } };
 	for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
 		if (strcmp(dot, map[i][0]) == 0)
 			return map[i][1];
@@ -124,7 +129,8 @@ static int read_code(const char *file, size_t limit, strbuf *sb)
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0) {
-			cli_error("cannot read %s: %s", file ? file : "standard input", strerror(errno));
+			cli_error("cannot read %s: %s", file ? file : "standard input",
+				  strerror(errno));
 			if (fd != STDIN_FILENO)
 				close(fd);
 			return EXIT_USAGE;
@@ -139,7 +145,7 @@ static int read_code(const char *file, size_t limit, strbuf *sb)
 }
 
 static int build_request(const run_opts *o, const brig_policy *p, brig_request *req, strbuf *code,
-                         bool code_required)
+			 bool code_required)
 {
 	const char *lang = o->language ? o->language : language_from_file(o->file);
 	if (!lang) {
@@ -155,7 +161,8 @@ static int build_request(const run_opts *o, const brig_policy *p, brig_request *
 	if (o->timeout) {
 		long t;
 		if (!parse_long(o->timeout, 1, 86400, &t)) {
-			cli_error("--timeout: '%s' is not a whole number of seconds >= 1", o->timeout);
+			cli_error("--timeout: '%s' is not a whole number of seconds >= 1",
+				  o->timeout);
 			return EXIT_USAGE;
 		}
 		req->timeout_seconds = (int)t;
@@ -176,7 +183,7 @@ static int build_request(const run_opts *o, const brig_policy *p, brig_request *
 
 /* ---- signals: a handler only writes to a pipe that the run watches as its cancel fd ---- */
 
-static int cancel_pipe[2] = {-1, -1};
+static int cancel_pipe[2] = { -1, -1 };
 static volatile sig_atomic_t got_signal;
 
 static void on_signal(int sig)
@@ -192,7 +199,7 @@ static void install_signals(void)
 {
 	if (pipe2(cancel_pipe, O_CLOEXEC | O_NONBLOCK) < 0)
 		cancel_pipe[0] = cancel_pipe[1] = -1;
-	struct sigaction sa = {0};
+	struct sigaction sa = { 0 };
 	sa.sa_handler = on_signal;
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
@@ -226,14 +233,14 @@ static void print_summary(const brig_result *res)
 	double secs = (double)res->duration_ms / 1000.0;
 	const char *v = brig_verdict_name(res->verdict);
 	if (res->verdict == BRIG_VERDICT_SANDBOX_ERROR)
-		fprintf(stderr, "[brig] sandbox_error after %.2fs (%s, %s): %s\n", secs, res->backend,
-		        res->runtime, res->error ? res->error : "unknown");
+		fprintf(stderr, "[brig] sandbox_error after %.2fs (%s, %s): %s\n", secs,
+			res->backend, res->runtime, res->error ? res->error : "unknown");
 	else if (res->verdict == BRIG_VERDICT_ERROR)
 		fprintf(stderr, "[brig] error (exit %d) in %.2fs (%s, %s)\n", res->exit_code, secs,
-		        res->backend, res->runtime);
+			res->backend, res->runtime);
 	else
-		fprintf(stderr, "[brig] %s in %.2fs (%s, %s)%s\n", v, secs, res->backend, res->runtime,
-		        res->output_truncated ? ", output truncated" : "");
+		fprintf(stderr, "[brig] %s in %.2fs (%s, %s)%s\n", v, secs, res->backend,
+			res->runtime, res->output_truncated ? ", output truncated" : "");
 	if (res->notice)
 		fprintf(stderr, "[brig] note: %s\n", res->notice);
 }
@@ -255,7 +262,7 @@ static int finish_run(const run_opts *o, const brig_result *res)
 
 int cmd_run(int argc, char **argv)
 {
-	run_opts o = {0};
+	run_opts o = { 0 };
 	int r = parse_run_opts(argc, argv, "run", &o);
 	if (r)
 		return r < 0 ? 0 : r;
@@ -263,7 +270,7 @@ int cmd_run(int argc, char **argv)
 	r = cli_make_ctx(&o.pol, &ctx);
 	if (r)
 		return r;
-	brig_request req = {0};
+	brig_request req = { 0 };
 	strbuf code;
 	sb_init(&code);
 	r = build_request(&o, brig_ctx_policy(ctx), &req, &code, true);
@@ -273,10 +280,10 @@ int cmd_run(int argc, char **argv)
 		return r;
 	}
 	install_signals();
-	brig_run_options ro = {.struct_size = sizeof ro,
-	                       .cancel_fd = cancel_pipe[0],
-	                       .front_door = "cli",
-	                       .timeout_mode = BRIG_TIMEOUT_REFUSE};
+	brig_run_options ro = { .struct_size = sizeof ro,
+				.cancel_fd = cancel_pipe[0],
+				.front_door = "cli",
+				.timeout_mode = BRIG_TIMEOUT_REFUSE };
 	brig_result res;
 	brig_error *err = NULL;
 	r = brig_run(ctx, &req, &ro, &res, &err);
@@ -297,7 +304,7 @@ int cmd_run(int argc, char **argv)
 
 int cmd_explain(int argc, char **argv)
 {
-	run_opts o = {0};
+	run_opts o = { 0 };
 	int r = parse_run_opts(argc, argv, "explain", &o);
 	if (r)
 		return r < 0 ? 0 : r;
@@ -305,7 +312,7 @@ int cmd_explain(int argc, char **argv)
 	r = cli_make_ctx(&o.pol, &ctx);
 	if (r)
 		return r;
-	brig_request req = {0};
+	brig_request req = { 0 };
 	strbuf code;
 	sb_init(&code);
 	r = build_request(&o, brig_ctx_policy(ctx), &req, &code, false);

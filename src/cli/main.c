@@ -67,8 +67,9 @@ static int override(brig_policy *p, const char *key, const char *value, const ch
 		return cli_report(err);
 	if (loosened)
 		fprintf(stderr,
-		        "brig: warning: %s %s loosens the policy's %s (operator override in effect)\n",
-		        flag, value, key);
+			"brig: warning: %s %s loosens the policy's %s (operator override in "
+			"effect)\n",
+			flag, value, key);
 	return 0;
 }
 
@@ -124,15 +125,18 @@ int cli_make_ctx(const cli_policy_opts *o, brig_ctx **out)
 static void usage(FILE *f)
 {
 	fputs("Usage: brig COMMAND [OPTIONS]\n"
-	      "Run untrusted Python, JavaScript (node) or shell code in a fresh, hardened, throwaway\n"
-	      "container: no network, read-only root, noexec /tmp, uid 65534, no capabilities, hard\n"
+	      "Run untrusted Python, JavaScript (node) or shell code in a fresh, hardened, "
+	      "throwaway\n"
+	      "container: no network, read-only root, noexec /tmp, uid 65534, no capabilities, "
+	      "hard\n"
 	      "memory/CPU/pids/fd/time/output limits.\n\n"
 	      "Commands:\n"
 	      "  run [FILE|-]   run code and report how it ended\n"
 	      "  explain        print exactly what `run` would start\n"
 	      "  policy         print the effective policy as JSON\n"
 	      "  doctor         detect runtimes, show the backend `auto` picks and missing images\n"
-	      "  mcp            serve the Model Context Protocol on stdio (tools run_code, sandbox_status)\n"
+	      "  mcp            serve the Model Context Protocol on stdio (tools run_code, "
+	      "sandbox_status)\n"
 	      "  gc             remove containers left by brig processes that no longer exist\n"
 	      "  version        print the version\n\n"
 	      "`brig COMMAND --help` describes each command.  See brig(1) and brig-policy(5).\n",
@@ -150,8 +154,8 @@ int main(int argc, char **argv)
 		const char *name;
 		int (*fn)(int, char **);
 	} cmds[] = {
-	        {"run", cmd_run},       {"explain", cmd_explain}, {"policy", cmd_policy},
-	        {"doctor", cmd_doctor}, {"mcp", cmd_mcp},         {"gc", cmd_gc},
+		{ "run", cmd_run },       { "explain", cmd_explain }, { "policy", cmd_policy },
+		{ "doctor", cmd_doctor }, { "mcp", cmd_mcp },         { "gc", cmd_gc },
 	};
 	for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
 		if (strcmp(cmd, cmds[i].name) == 0)

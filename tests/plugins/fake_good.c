@@ -31,19 +31,19 @@ static int fake_explain(const brig_spec *spec, char **out, brig_error **err)
 	(void)err;
 	char *s = NULL;
 	if (asprintf(&s, "fake-run %s %s pids=%lld\n", spec->image, spec->name,
-	             (long long)spec->pids_limit) < 0)
+		     (long long)spec->pids_limit) < 0)
 		return BRIG_E_SYSTEM;
 	*out = s;
 	return 0;
 }
 
 static int fake_run(const brig_spec *spec, const brig_run_control *ctl, brig_result *res,
-                    brig_error **err)
+		    brig_error **err)
 {
 	const char *code = spec->stdin_data;
 	size_t len = spec->stdin_len;
 	if (len == 4 && memcmp(code, "hang", 4) == 0) {
-		struct pollfd pf = {ctl->cancel_fd, POLLIN, 0};
+		struct pollfd pf = { ctl->cancel_fd, POLLIN, 0 };
 		poll(&pf, 1, (int)spec->timeout_ms);
 		res->verdict = pf.revents ? BRIG_VERDICT_CANCELLED : BRIG_VERDICT_TIMEOUT;
 		res->timed_out = !pf.revents;
@@ -80,18 +80,18 @@ static int fake_image_exists(const char *image, brig_error **err)
 }
 
 static const brig_backend table = {
-        .abi_major = FAKE_ABI_MAJOR,
-        .abi_minor = BRIG_BACKEND_ABI_MINOR,
-        .struct_size = FAKE_STRUCT_SIZE,
-        .name = FAKE_NAME,
-        .description = "test plugin",
-        .isolation = FAKE_ISOLATION,
-        .speed_rank = 1,
-        .features = BRIG_FEATURE_CANCEL,
-        .probe = fake_probe,
-        .explain = fake_explain,
-        .run = fake_run,
-        .image_exists = fake_image_exists,
+	.abi_major = FAKE_ABI_MAJOR,
+	.abi_minor = BRIG_BACKEND_ABI_MINOR,
+	.struct_size = FAKE_STRUCT_SIZE,
+	.name = FAKE_NAME,
+	.description = "test plugin",
+	.isolation = FAKE_ISOLATION,
+	.speed_rank = 1,
+	.features = BRIG_FEATURE_CANCEL,
+	.probe = fake_probe,
+	.explain = fake_explain,
+	.run = fake_run,
+	.image_exists = fake_image_exists,
 };
 
 #ifndef FAKE_NO_ENTRY

@@ -90,9 +90,9 @@ static void test_dir_scan(void)
 	size_t n = 0;
 	char **refused = NULL;
 	brig_error *err = NULL;
-	CU_ASSERT_EQUAL_FATAL(loader_load_dir(getenv("BRIG_TEST_PLUGIN_DIR"), &list, &n, &refused, &err),
-	                      0);
-	CU_ASSERT_EQUAL(n, 2); /* fake, fake-gvisor */
+	CU_ASSERT_EQUAL_FATAL(
+		loader_load_dir(getenv("BRIG_TEST_PLUGIN_DIR"), &list, &n, &refused, &err), 0);
+	CU_ASSERT_EQUAL(n, 2);                 /* fake, fake-gvisor */
 	CU_ASSERT_EQUAL(strv_len(refused), 3); /* badabi, short, nosym */
 	for (size_t i = 0; i < n; i++)
 		loader_unload(&list[i]);
@@ -128,7 +128,7 @@ static void test_auto_picks_available(void)
 static void expect_unavailable(const char *policy, const char *needle)
 {
 	brig_ctx *ctx = make_ctx(policy);
-	brig_request req = {.language = BRIG_LANG_PYTHON, .code = "print(1)", .code_len = 8};
+	brig_request req = { .language = BRIG_LANG_PYTHON, .code = "print(1)", .code_len = 8 };
 	brig_result res;
 	brig_error *err = NULL;
 	CU_ASSERT_EQUAL(brig_run(ctx, &req, NULL, &res, &err), BRIG_E_UNAVAILABLE);
@@ -157,13 +157,13 @@ static void test_named_missing(void)
 static void test_named_weaker_than_minimum(void)
 {
 	expect_unavailable("{\"backend\": \"fake\", \"isolation\": \"gvisor\"}",
-	                   "refusing to run with weaker isolation");
+			   "refusing to run with weaker isolation");
 }
 
 static void test_run_and_result(void)
 {
 	brig_ctx *ctx = make_ctx(NULL);
-	brig_request req = {.language = BRIG_LANG_NODE, .code = "exit 3", .code_len = 6};
+	brig_request req = { .language = BRIG_LANG_NODE, .code = "exit 3", .code_len = 6 };
 	brig_result res;
 	brig_error *err = NULL;
 	CU_ASSERT_EQUAL_FATAL(brig_run(ctx, &req, NULL, &res, &err), 0);
@@ -178,9 +178,9 @@ static void test_run_and_result(void)
 	CU_ASSERT_PTR_NOT_NULL_FATAL(o);
 	json_object *v;
 	CU_ASSERT(json_object_object_get_ex(o, "verdict", &v) &&
-	          strcmp(json_object_get_string(v), "error") == 0);
+		  strcmp(json_object_get_string(v), "error") == 0);
 	CU_ASSERT(json_object_object_get_ex(o, "stdout", &v) &&
-	          strcmp(json_object_get_string(v), "exit 3") == 0);
+		  strcmp(json_object_get_string(v), "exit 3") == 0);
 	json_object_put(o);
 	free(js);
 	brig_result_clear(&res);
@@ -190,7 +190,7 @@ static void test_run_and_result(void)
 static void test_backend_failure_is_sandbox_error(void)
 {
 	brig_ctx *ctx = make_ctx(NULL);
-	brig_request req = {.language = BRIG_LANG_SHELL, .code = "fail", .code_len = 4};
+	brig_request req = { .language = BRIG_LANG_SHELL, .code = "fail", .code_len = 4 };
 	brig_result res;
 	brig_error *err = NULL;
 	CU_ASSERT_EQUAL_FATAL(brig_run(ctx, &req, NULL, &res, &err), 0);
@@ -202,15 +202,16 @@ static void test_backend_failure_is_sandbox_error(void)
 
 static void test_invalid_utf8_output_is_valid_json(void)
 {
-	brig_result res = {0};
+	brig_result res = { 0 };
 	res.stdout_data = xstrdup("ok \xff\xfe \xc3\xa9 \xed\xa0\x80");
 	res.stdout_len = strlen(res.stdout_data);
 	char *js = brig_result_to_json(&res, false);
 	json_object *o = json_tokener_parse(js);
 	json_object *v;
 	CU_ASSERT(o && json_object_object_get_ex(o, "stdout", &v));
-	CU_ASSERT_STRING_EQUAL(json_object_get_string(v),
-	                       "ok \xEF\xBF\xBD\xEF\xBF\xBD \xc3\xa9 \xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD");
+	CU_ASSERT_STRING_EQUAL(
+		json_object_get_string(v),
+		"ok \xEF\xBF\xBD\xEF\xBF\xBD \xc3\xa9 \xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD");
 	json_object_put(o);
 	free(js);
 	brig_result_clear(&res);
@@ -239,8 +240,8 @@ static void test_audit_lines(void)
 	brig_ctx *ctx = make_ctx("{\"max_input_bytes\": 8}");
 	brig_error *err = NULL;
 	CU_ASSERT_EQUAL_FATAL(brig_ctx_set_audit_log(ctx, path, &err), 0);
-	brig_request ok = {.language = BRIG_LANG_PYTHON, .code = "hello", .code_len = 5};
-	brig_request big = {.language = BRIG_LANG_PYTHON, .code = "123456789", .code_len = 9};
+	brig_request ok = { .language = BRIG_LANG_PYTHON, .code = "hello", .code_len = 5 };
+	brig_request big = { .language = BRIG_LANG_PYTHON, .code = "123456789", .code_len = 9 };
 	brig_result res;
 	CU_ASSERT_EQUAL(brig_run(ctx, &ok, NULL, &res, &err), 0);
 	brig_result_clear(&res);
@@ -251,7 +252,8 @@ static void test_audit_lines(void)
 	brig_ctx_free(ctx);
 	char sha[65];
 	sha256_hex("hello", 5, sha);
-	CU_ASSERT_STRING_EQUAL(sha, "2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824");
+	CU_ASSERT_STRING_EQUAL(sha,
+			       "2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824");
 	CU_ASSERT_EQUAL(count_lines(path, NULL), 2);
 	CU_ASSERT_EQUAL(count_lines(path, sha), 1);
 	CU_ASSERT_EQUAL(count_lines(path, "\"verdict\":\"refused\""), 1);
@@ -264,8 +266,9 @@ static void test_audit_unwritable_fails_closed(void)
 	brig_policy *p = NULL;
 	brig_error *err = NULL;
 	CU_ASSERT_EQUAL_FATAL(
-	        brig_policy_load_string("{\"audit_log\": \"/nonexistent-dir/audit.log\"}", "t", &p, &err),
-	        0);
+		brig_policy_load_string("{\"audit_log\": \"/nonexistent-dir/audit.log\"}", "t", &p,
+					&err),
+		0);
 	setenv("BRIG_BACKEND_DIR", getenv("BRIG_TEST_PLUGIN_DIR"), 1);
 	brig_ctx *ctx = NULL;
 	CU_ASSERT_EQUAL(brig_ctx_new(p, &ctx, &err), BRIG_E_AUDIT);
@@ -280,8 +283,8 @@ static void test_cancel_fd(void)
 	int pfd[2];
 	CU_ASSERT_FATAL(pipe(pfd) == 0);
 	CU_ASSERT_EQUAL(write(pfd[1], "x", 1), 1);
-	brig_run_options o = {.struct_size = sizeof o, .cancel_fd = pfd[0], .front_door = "lib"};
-	brig_request req = {.language = BRIG_LANG_SHELL, .code = "hang", .code_len = 4};
+	brig_run_options o = { .struct_size = sizeof o, .cancel_fd = pfd[0], .front_door = "lib" };
+	brig_request req = { .language = BRIG_LANG_SHELL, .code = "hang", .code_len = 4 };
 	brig_result res;
 	brig_error *err = NULL;
 	CU_ASSERT_EQUAL(brig_run(ctx, &req, &o, &res, &err), 0);
@@ -301,36 +304,36 @@ static void test_status_json(void)
 	json_object *o = json_tokener_parse(js), *v;
 	CU_ASSERT_PTR_NOT_NULL_FATAL(o);
 	CU_ASSERT(json_object_object_get_ex(o, "selected", &v) &&
-	          strcmp(json_object_get_string(v), "fake") == 0);
+		  strcmp(json_object_get_string(v), "fake") == 0);
 	CU_ASSERT(json_object_object_get_ex(o, "backends", &v) && json_object_array_length(v) == 2);
 	CU_ASSERT(json_object_object_get_ex(o, "refused_plugins", &v) &&
-	          json_object_array_length(v) == 3);
+		  json_object_array_length(v) == 3);
 	json_object_put(o);
 	free(js);
 	brig_ctx_free(ctx);
 }
 
 static CU_TestInfo tests[] = {
-        {"good plugin loads", test_good_plugin},
-        {"wrong ABI major refused", test_wrong_abi},
-        {"short table refused", test_short_table},
-        {"missing entry symbol refused", test_missing_symbol},
-        {"relative path refused", test_relative_path_refused},
-        {"non-ELF file refused", test_not_a_shared_object},
-        {"directory scan loads good, lists refused", test_dir_scan},
-        {"auto picks the available backend", test_auto_picks_available},
-        {"gvisor minimum unavailable fails closed", test_gvisor_minimum_fails_closed},
-        {"named backend unavailable fails closed", test_named_unavailable_fails_closed},
-        {"named backend not installed", test_named_missing},
-        {"named backend weaker than minimum", test_named_weaker_than_minimum},
-        {"run fills the result", test_run_and_result},
-        {"backend failure is sandbox_error", test_backend_failure_is_sandbox_error},
-        {"invalid UTF-8 output stays valid JSON", test_invalid_utf8_output_is_valid_json},
-        {"audit: one line per run, refused included, sha256, no code", test_audit_lines},
-        {"audit: unwritable log fails closed", test_audit_unwritable_fails_closed},
-        {"cancel fd reaches the backend", test_cancel_fd},
-        {"status json", test_status_json},
-        CU_TEST_INFO_NULL,
+	{ "good plugin loads", test_good_plugin },
+	{ "wrong ABI major refused", test_wrong_abi },
+	{ "short table refused", test_short_table },
+	{ "missing entry symbol refused", test_missing_symbol },
+	{ "relative path refused", test_relative_path_refused },
+	{ "non-ELF file refused", test_not_a_shared_object },
+	{ "directory scan loads good, lists refused", test_dir_scan },
+	{ "auto picks the available backend", test_auto_picks_available },
+	{ "gvisor minimum unavailable fails closed", test_gvisor_minimum_fails_closed },
+	{ "named backend unavailable fails closed", test_named_unavailable_fails_closed },
+	{ "named backend not installed", test_named_missing },
+	{ "named backend weaker than minimum", test_named_weaker_than_minimum },
+	{ "run fills the result", test_run_and_result },
+	{ "backend failure is sandbox_error", test_backend_failure_is_sandbox_error },
+	{ "invalid UTF-8 output stays valid JSON", test_invalid_utf8_output_is_valid_json },
+	{ "audit: one line per run, refused included, sha256, no code", test_audit_lines },
+	{ "audit: unwritable log fails closed", test_audit_unwritable_fails_closed },
+	{ "cancel fd reaches the backend", test_cancel_fd },
+	{ "status json", test_status_json },
+	CU_TEST_INFO_NULL,
 };
 
 BRIG_CUNIT_MAIN("loader", tests)
