@@ -56,6 +56,9 @@ char **cli_render_argv(const brig_spec *spec, const char *docker, const char *se
 	add(&b, xstrdup(docker));
 	add(&b, xstrdup("run"));
 	add(&b, xstrdup("-i"));
+	/* The engine removes the box when it exits; brig tells its own kills from OOM kills
+	 * without the container's state (docker-cli.c). */
+	add(&b, xstrdup("--rm"));
 	add2(&b, "--name", xstrdup(spec->name));
 	for (char **l = spec->labels; l && *l; l++)
 		add2(&b, "--label", xstrdup(*l));

@@ -2,8 +2,13 @@
  *
  * Measured pitfalls it is built around (hostlab FINDINGS): killing the docker client leaves the
  * container running, so every stop is `docker rm -f NAME`; the default log driver keeps writing a
- * flooding program's output to disk, so --log-driver none; exit 137 alone does not mean OOM, the
- * engine's State.OOMKilled does, so no --rm (the state must survive until brig has read it).
+ * flooding program's output to disk, so --log-driver none; exit 137 alone does not mean OOM.
+ *
+ * The box runs with --rm, like a plain `docker run --rm`, so removal costs no extra client
+ * process: when brig stopped the box itself it knows why; an exit of 137 it did not cause is an
+ * OOM kill only if the engine reported an "oom" event for the container (`docker events`,
+ * which outlives the container); 125-127 with a "docker: " error from the client mean the box
+ * never ran.
  */
 #include "config.h"
 
@@ -17,15 +22,17 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 
 #include "brig-backend.h"
 #include "capture.h"
 #include "cli_argv.h"
+#include "engine_ping.h"
 #include "plugin_host.h"
 #include "proc.h"
 
 static pthread_once_t docker_once = PTHREAD_ONCE_INIT;
-static char *docker_path; /* resolved once; lives for the process */
+static char docker_path[4096]; /* resolved once; static storage: nothing to free at unload */
 
 #define CLI_TIMEOUT_MS 15000 /* docker version / inspect / rm */
 #define DRAIN_GRACE_MS 10000 /* after a kill, how long the client may take to notice */
@@ -33,13 +40,15 @@ static char *docker_path; /* resolved once; lives for the process */
 static void find_docker(void)
 {
 	const char *env = getenv("BRIG_DOCKER");
-	docker_path = env && env[0] == '/' ? xstrdup(env) : proc_find_in_path("docker");
+	cleanup_free char *found = env && env[0] == '/' ? xstrdup(env) : proc_find_in_path("docker");
+	if (found && strlen(found) < sizeof docker_path)
+		memcpy(docker_path, found, strlen(found) + 1);
 }
 
 static const char *docker(void)
 {
 	pthread_once(&docker_once, find_docker);
-	return docker_path;
+	return docker_path[0] ? docker_path : NULL;
 }
 
 static void trim(strbuf *sb)
@@ -50,49 +59,22 @@ static void trim(strbuf *sb)
 
 /* ---- probe ----------------------------------------------------------------------------- */
 
-static void explain_daemon_error(const char *msg, char *reason, size_t len)
-{
-	if (strstr(msg, "permission denied"))
-		snprintf(reason, len,
-			 "permission denied on the Docker socket (run as root or join the docker "
-			 "group): %s",
-			 msg);
-	else if (strstr(msg, "Cannot connect") || strstr(msg, "Is the docker daemon running"))
-		snprintf(reason, len,
-			 "dockerd is not reachable (start it: sudo scripts/setup-host): %s", msg);
-	else
-		snprintf(reason, len, "docker version failed: %s", msg);
-}
-
 static int cli_probe(brig_probe_info *info, brig_error **err)
 {
 	snprintf(info->runtime, sizeof info->runtime, "runc");
 	if (!docker()) {
 		snprintf(info->reason, sizeof info->reason,
-			 "docker CLI not found in PATH (install docker.io: sudo "
-			 "scripts/setup-host)");
+		         "docker CLI not found in PATH (install docker.io: scripts/setup-host)");
 		return 0;
 	}
-	char *argv[] = { (char *)docker(), "version", "--format",
-			 "{{.Server.Version}} (API {{.Server.APIVersion}})", NULL };
-	strbuf out, er;
-	sb_init(&out);
-	sb_init(&er);
-	int st = proc_run_capture(argv, CLI_TIMEOUT_MS, &out, &er);
-	trim(&out);
-	trim(&er);
-	if (st == 0 && out.len) {
-		info->available = true;
-		snprintf(info->version, sizeof info->version, "%s", out.data);
-	} else if (st < 0) {
-		snprintf(info->reason, sizeof info->reason, "cannot run %s: %s", docker(),
-			 strerror(-st));
-	} else {
-		explain_daemon_error(er.len ? er.data : "no output", info->reason,
-				     sizeof info->reason);
+	const char *why = NULL;
+	const char *sock = engine_socket_path(&why);
+	if (!sock) {
+		snprintf(info->reason, sizeof info->reason, "%s", why);
+		return 0;
 	}
-	sb_free(&out);
-	sb_free(&er);
+	info->available = engine_ping(sock, 5000, info->version, sizeof info->version, info->reason,
+	                              sizeof info->reason) == 0;
 	(void)err;
 	return 0;
 }
@@ -149,42 +131,50 @@ static int cli_remove(const char *name, brig_error **err)
 	return r;
 }
 
-typedef struct engine_state {
-	bool found;
-	int exit_code;
-	bool oom_killed;
-	char error[512];
-} engine_state;
-
-static int cli_inspect(const char *name, engine_state *s, brig_error **err)
+/* Did the engine report an OOM kill for this container since `since` (unix seconds)?  The
+ * events log outlives the container that --rm removed. */
+static int cli_oom_event(const char *name, time_t since, bool *oom, brig_error **err)
 {
-	memset(s, 0, sizeof *s);
-	char *argv[] = { (char *)docker(), "inspect",         "--type",     "container",
-			 "--format",       "{{json .State}}", (char *)name, NULL };
+	char since_s[32], until_s[32];
+	snprintf(since_s, sizeof since_s, "%lld", (long long)since - 1);
+	snprintf(until_s, sizeof until_s, "%lld", (long long)time(NULL) + 1);
+	cleanup_free char *filter = xasprintf("container=%s", name);
+	char *argv[] = {(char *)docker(), "events",   "--since", since_s, "--until", until_s,
+	                "--filter",       filter,     "--filter", "event=oom", "--format",
+	                "{{.Status}}",    NULL};
 	strbuf out, er;
 	sb_init(&out);
 	sb_init(&er);
 	int st = proc_run_capture(argv, CLI_TIMEOUT_MS, &out, &er);
+	*oom = st == 0 && out.data && strstr(out.data, "oom");
 	int r = 0;
-	if (st == 0) {
-		json_object *o = json_tokener_parse(out.data ? out.data : "");
-		json_object *v;
-		s->found = o != NULL;
-		if (o && json_object_object_get_ex(o, "ExitCode", &v))
-			s->exit_code = json_object_get_int(v);
-		if (o && json_object_object_get_ex(o, "OOMKilled", &v))
-			s->oom_killed = json_object_get_boolean(v);
-		if (o && json_object_object_get_ex(o, "Error", &v) && json_object_get_string(v))
-			snprintf(s->error, sizeof s->error, "%s", json_object_get_string(v));
-		json_object_put(o);
-	} else if (!strstr(er.data ? er.data : "", "No such")) {
+	if (st != 0) {
 		trim(&er);
-		r = plugin_fail(err, BRIG_E_SANDBOX, 0, "docker inspect %s failed: %s", name,
-				er.len ? er.data : "no output");
+		r = plugin_fail(err, BRIG_E_SANDBOX, 0, "docker events failed: %s",
+		                er.len ? er.data : "no output");
 	}
 	sb_free(&out);
 	sb_free(&er);
 	return r;
+}
+
+/* The docker client's own failure (the box never ran) leaves a "docker: ..." line on stderr. */
+static const char *client_error(strbuf *err)
+{
+	trim(err);
+	if (!err->data)
+		return NULL;
+	const char *p = err->data;
+	const char *last = NULL;
+	for (const char *l = p; l; l = strchr(l, '\n')) {
+		if (*l == '\n')
+			l++;
+		if (strncmp(l, "docker: ", 8) == 0)
+			last = l;
+		if (!*l)
+			break;
+	}
+	return last;
 }
 
 /* ---- run ------------------------------------------------------------------------------- */
@@ -309,33 +299,23 @@ static char *write_profile(const brig_spec *spec, brig_error **err)
 	return path;
 }
 
-/* The client is gone; work out how the container ended from the engine's own state. */
-static int settle(cli_run *cr, int client_status, brig_error **err)
+/* The client is gone; work out how the box ended. */
+static int settle(cli_run *cr, int client_status, time_t started, brig_error **err)
 {
 	run_outcome *oc = &cr->oc;
+	oc->exit_code = client_status;
 	if (cr->killed) {
 		oc->exit_code = 137;
 		return 0;
 	}
-	oc->exit_code = client_status;
-	/* 125-127 are also the client's own failures; 137 may be an OOM kill. */
-	if (client_status < 125 || (client_status > 127 && client_status != 137))
-		return 0;
-	engine_state st;
-	int r = cli_inspect(cr->spec->name, &st, err);
-	if (r < 0)
-		return r;
-	if (!st.found) {
-		trim(&cr->cap.err);
-		return plugin_fail(err, BRIG_E_SANDBOX, 0, "the container did not start: %s",
-				   cr->cap.err.len ? cr->cap.err.data
-						   : "docker run failed without a message");
+	if (client_status >= 125 && client_status <= 127) {
+		const char *msg = client_error(&cr->cap.err);
+		if (msg)
+			return plugin_fail(err, BRIG_E_SANDBOX, 0, "the container did not run: %s",
+			                   msg + 8);
 	}
-	if (st.error[0])
-		return plugin_fail(err, BRIG_E_SANDBOX, 0,
-				   "the engine could not run the container: %s", st.error);
-	oc->exit_code = st.exit_code;
-	oc->oom_killed = st.oom_killed;
+	if (client_status == 137)
+		return cli_oom_event(cr->spec->name, started, &oc->oom_killed, err);
 	return 0;
 }
 
@@ -351,6 +331,7 @@ static int cli_run_spec(const brig_spec *spec, const brig_run_control *ctl, brig
 	cli_run cr = { .spec = spec, .rm = { .pid = -1 }, .oc = { .exit_code = -1 } };
 	capture_init(&cr.cap, spec->max_output_bytes);
 	int64_t deadline = now_ms() + spec->timeout_ms;
+	time_t started = time(NULL);
 	int r = proc_spawn(argv, PROC_STDIN_SOCKET, &cr.p);
 	if (r < 0) {
 		capture_free(&cr.cap);
@@ -365,9 +346,11 @@ static int cli_run_spec(const brig_spec *spec, const brig_run_control *ctl, brig
 	int status = proc_wait(&cr.p, DRAIN_GRACE_MS);
 	if (profile)
 		unlink(profile);
-	r = settle(&cr, status, err);
-	/* The container is gone once the stop's `rm -f` succeeded; otherwise remove it now. */
-	bool removed = cr.killed && proc_wait(&cr.rm, CLI_TIMEOUT_MS) == 0;
+	r = settle(&cr, status, started, err);
+	/* --rm removed the box when it exited normally, and a stop's `rm -f` when brig stopped it;
+	 * anything else (the client failed or died) gets an explicit removal. */
+	bool removed = cr.killed ? proc_wait(&cr.rm, CLI_TIMEOUT_MS) == 0
+	                         : (status >= 0 && status < 125) || status == 137;
 	cleanup_error brig_error *rm_err = NULL;
 	int rr = removed ? 0 : cli_remove(spec->name, &rm_err);
 	if (r == 0 && rr < 0) {

@@ -11,12 +11,15 @@
 void plugin_host_set(const brig_host_services *host);
 /* Like brig_fail(): replace *err (if err) with a new error and return status. */
 int plugin_fail(brig_error **err, int status, int errnum, const char *fmt, ...)
-        __attribute__((format(printf, 4, 5)));
+	__attribute__((format(printf, 4, 5)));
 /* Free an error this plugin received from its own helpers (same libc allocator as the host). */
 void plugin_error_free(brig_error *e);
 void plugin_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-static inline void cleanup_errorp(brig_error **e) { plugin_error_free(*e); }
+static inline void cleanup_errorp(brig_error **e)
+{
+	plugin_error_free(*e);
+}
 #define cleanup_error __attribute__((cleanup(cleanup_errorp)))
 
 #endif

@@ -179,12 +179,22 @@ brig_error *brig_error_new(int status, int errnum, const char *fmt, ...)
 	return e;
 }
 
+/* Not brig_error_free(): this file is also linked into the plugins, which must not depend on
+ * libbrig's symbols. */
+static void error_free(brig_error *e)
+{
+	if (e) {
+		free(e->message);
+		free(e);
+	}
+}
+
 int brig_fail(brig_error **err, int status, int errnum, const char *fmt, ...)
 {
 	if (err) {
 		va_list ap;
 		va_start(ap, fmt);
-		brig_error_free(*err);
+		error_free(*err);
 		*err = brig_error_newv(status, errnum, fmt, ap);
 		va_end(ap);
 	}

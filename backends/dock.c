@@ -1,0 +1,421 @@
+/* dock.c - engine negotiation and the small Engine API operations (see dock.h).  The run flow
+ * is in dock_run.c, the create body and explain in dock_body.c. */
+#include "config.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <curl/curl.h>
+
+#include "dock.h"
+#include "dock_http.h"
+#include "plugin_host.h"
+
+#define PING_MS   5000L
+#define QUERY_MS  15000L
+#define REMOVE_MS 30000L
+
+static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
+
+static void curl_init(void)
+{
+	curl_global_init(CURL_GLOBAL_DEFAULT);
+}
+
+void dock_init(const brig_host_services *host)
+{
+	plugin_host_set(host);
+	pthread_once(&curl_once, curl_init);
+}
+
+bool dock_valid_name(const char *s)
+{
+	if (!s || !*s || strlen(s) > 128)
+		return false;
+	for (const char *p = s; *p; p++)
+		if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-",
+			    *p))
+			return false;
+	return s[0] != '.' && s[0] != '-' && s[0] != '_';
+}
+
+/* An image reference as it may appear in a path: [A-Za-z0-9._:/@-], no "..". */
+static bool valid_image(const char *s)
+{
+	if (!s || !*s || strlen(s) > 512 || strstr(s, ".."))
+		return false;
+	for (const char *p = s; *p; p++)
+		if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-:/@",
+			    *p))
+			return false;
+	return true;
+}
+
+/* ---- negotiation, cached per socket ------------------------------------------------------- */
+
+static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
+static dock_engine cache; /* cache.socket == NULL: nothing negotiated yet */
+
+void dock_engine_free(dock_engine *e)
+{
+	free(e->socket);
+	e->socket = NULL;
+}
+
+/* The host may dlclose the plugin: free the cache then, so nothing is orphaned. */
+static void __attribute__((destructor)) cache_unload(void)
+{
+	dock_engine_free(&cache);
+}
+
+static void engine_copy(dock_engine *dst, const dock_engine *src)
+{
+	dst->socket = xstrdup(src->socket);
+	memcpy(dst->api, src->api, sizeof dst->api);
+	memcpy(dst->version, src->version, sizeof dst->version);
+}
+
+/* "1.41" -> 41; only API major 1 exists. */
+static bool parse_api(const char *s, long *minor)
+{
+	return s && strncmp(s, "1.", 2) == 0 && parse_long(s + 2, 0, 9999, minor);
+}
+
+static const char *json_str(json_object *o, const char *key)
+{
+	json_object *v = NULL;
+	if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_string))
+		return NULL;
+	return json_object_get_string(v);
+}
+
+static int check_versions(const char *sock, const char *api, const char *min_api,
+			  const char *version, dock_engine *e, brig_error **err)
+{
+	long engine = 0, engine_min = 0;
+	if (!parse_api(api, &engine))
+		return plugin_fail(err, BRIG_E_SANDBOX, 0,
+				   "dockerd at %s reports an unreadable API version \"%s\"", sock,
+				   api ? api : "(none)");
+	if (engine < DOCK_API_MIN_MINOR)
+		return plugin_fail(err, BRIG_E_UNAVAILABLE, 0,
+				   "the Docker engine at %s (%s) speaks API %s, but brig needs API "
+				   "1.%d or newer: upgrade Docker",
+				   sock, version, api, DOCK_API_MIN_MINOR);
+	long use = engine < DOCK_API_CLIENT_MAX_MINOR ? engine : DOCK_API_CLIENT_MAX_MINOR;
+	if (parse_api(min_api, &engine_min) && engine_min > use)
+		return plugin_fail(
+			err, BRIG_E_UNAVAILABLE, 0,
+			"the Docker engine at %s (%s) requires API %s or newer, but brig "
+			"speaks at most 1.%d",
+			sock, version, min_api, DOCK_API_CLIENT_MAX_MINOR);
+	snprintf(e->api, sizeof e->api, "1.%ld", use);
+	snprintf(e->version, sizeof e->version, "%s", version);
+	return 0;
+}
+
+/* GET /version: {ApiVersion, MinAPIVersion, Version}.  Returns the parsed object or NULL. */
+static json_object *get_version(const char *sock, brig_error **err)
+{
+	cleanup_response dock_response ver;
+	dock_response_init(&ver);
+	if (dock_request(sock, "GET", "/version", NULL, PING_MS, &ver, err) < 0)
+		return NULL;
+	json_object *v = json_tokener_parse(ver.body.data ? ver.body.data : "");
+	if (ver.status == 200 && json_object_is_type(v, json_type_object))
+		return v;
+	json_object_put(v);
+	cleanup_free char *txt = dock_error_text(&ver);
+	plugin_fail(err, BRIG_E_SANDBOX, 0, "dockerd at %s answered GET /version with HTTP %ld: %s",
+		    sock, ver.status, txt);
+	return NULL;
+}
+
+/* The Api-Version header of GET /_ping is enough when it is recent; GET /version (slow:
+ * dockerd asks containerd and runc for their versions) only when it is absent or too old. */
+static int negotiate(const char *sock, dock_engine *e, brig_error **err)
+{
+	cleanup_response dock_response ping;
+	dock_response_init(&ping);
+	int r = dock_request(sock, "GET", "/_ping", NULL, PING_MS, &ping, err);
+	if (r < 0)
+		return r;
+	if (ping.status != 200) {
+		cleanup_free char *txt = dock_error_text(&ping);
+		return plugin_fail(err, BRIG_E_SANDBOX, 0,
+				   "dockerd at %s answered GET /_ping with HTTP %ld: %s", sock,
+				   ping.status, txt);
+	}
+	long minor = 0;
+	if (parse_api(ping.api_version, &minor) && minor >= DOCK_API_MIN_MINOR)
+		return check_versions(sock, ping.api_version, NULL, "", e, err);
+	json_object *v = get_version(sock, err);
+	if (!v)
+		return BRIG_E_SANDBOX;
+	const char *api = ping.api_version[0] ? ping.api_version : json_str(v, "ApiVersion");
+	const char *version = json_str(v, "Version");
+	r = check_versions(sock, api, json_str(v, "MinAPIVersion"), version ? version : "unknown",
+			   e, err);
+	json_object_put(v);
+	return r;
+}
+
+int dock_engine_get(dock_engine *out, brig_error **err)
+{
+	cleanup_free char *sock = NULL;
+	int r = dock_socket_path(&sock, err);
+	if (r < 0)
+		return r;
+	pthread_mutex_lock(&cache_lock);
+	bool hit = cache.socket && strcmp(cache.socket, sock) == 0;
+	if (hit)
+		engine_copy(out, &cache);
+	pthread_mutex_unlock(&cache_lock);
+	if (hit)
+		return 0;
+
+	/* Negotiate outside the lock; a failure is not cached (dockerd may come up later). */
+	dock_engine e = { .socket = NULL };
+	r = negotiate(sock, &e, err);
+	if (r < 0)
+		return r;
+	e.socket = steal_pointer(&sock);
+	pthread_mutex_lock(&cache_lock);
+	dock_engine_free(&cache);
+	engine_copy(&cache, &e);
+	pthread_mutex_unlock(&cache_lock);
+	*out = e;
+	return 0;
+}
+
+void dock_engine_version(dock_engine *e)
+{
+	if (e->version[0])
+		return;
+	cleanup_error brig_error *ignored = NULL;
+	json_object *v = get_version(e->socket, &ignored);
+	const char *version = json_str(v, "Version");
+	snprintf(e->version, sizeof e->version, "%s", version ? version : "unknown");
+	json_object_put(v);
+	if (!version)
+		return; /* not cached: ask again next time */
+	pthread_mutex_lock(&cache_lock);
+	if (cache.socket && strcmp(cache.socket, e->socket) == 0)
+		memcpy(cache.version, e->version, sizeof cache.version);
+	pthread_mutex_unlock(&cache_lock);
+}
+
+/* ---- small operations -------------------------------------------------------------------- */
+
+/* One request on the negotiated engine: path is "/v<api>" + the formatted rest. */
+static int engine_request(const char *method, long timeout_ms, const char *json,
+			  dock_response *resp, brig_error **err, const char *fmt, ...)
+	__attribute__((format(printf, 6, 7)));
+
+static int engine_request(const char *method, long timeout_ms, const char *json,
+			  dock_response *resp, brig_error **err, const char *fmt, ...)
+{
+	dock_engine e = { .socket = NULL };
+	int r = dock_engine_get(&e, err);
+	if (r < 0)
+		return r;
+	va_list ap;
+	va_start(ap, fmt);
+	cleanup_free char *rest = NULL;
+	if (vasprintf(&rest, fmt, ap) < 0)
+		rest = NULL;
+	va_end(ap);
+	cleanup_free char *path = xasprintf("/v%s%s", e.api, rest ? rest : "");
+	r = dock_request(e.socket, method, path, json, timeout_ms, resp, err);
+	dock_engine_free(&e);
+	return r;
+}
+
+int dock_remove(const char *name, brig_error **err)
+{
+	if (!dock_valid_name(name))
+		return plugin_fail(err, BRIG_E_USAGE, 0, "not a container name: \"%s\"",
+				   name ? name : "");
+	cleanup_response dock_response resp;
+	dock_response_init(&resp);
+	int r = engine_request("DELETE", REMOVE_MS, NULL, &resp, err, "/containers/%s?force=1&v=1",
+			       name);
+	if (r < 0)
+		return r;
+	/* 404: already gone; 409: a removal is already in progress */
+	if (resp.status == 204 || resp.status == 200 || resp.status == 404 || resp.status == 409)
+		return 0;
+	cleanup_free char *txt = dock_error_text(&resp);
+	return plugin_fail(err, BRIG_E_SANDBOX, 0, "removing container %s: HTTP %ld: %s", name,
+			   resp.status, txt);
+}
+
+int dock_image_exists(const char *image, brig_error **err)
+{
+	if (!valid_image(image))
+		return plugin_fail(err, BRIG_E_USAGE, 0, "not an image reference: \"%s\"",
+				   image ? image : "");
+	cleanup_response dock_response resp;
+	dock_response_init(&resp);
+	int r = engine_request("GET", QUERY_MS, NULL, &resp, err, "/images/%s/json", image);
+	if (r < 0)
+		return r;
+	if (resp.status == 200 || resp.status == 404)
+		return resp.status == 200;
+	cleanup_free char *txt = dock_error_text(&resp);
+	return plugin_fail(err, BRIG_E_SANDBOX, 0, "looking up image %s: HTTP %ld: %s", image,
+			   resp.status, txt);
+}
+
+/* The filters query value {"label":["k=v"]}, URL-encoded.  NULL if libcurl cannot allocate. */
+static char *label_filter(const char *label)
+{
+	json_object *f = json_object_new_object(), *arr = json_object_new_array();
+	json_object_array_add(arr, json_object_new_string(label));
+	json_object_object_add(f, "label", arr);
+	char *out = NULL;
+	CURL *h = curl_easy_init();
+	if (h) {
+		const char *txt = json_object_to_json_string_ext(f, JSON_C_TO_STRING_PLAIN);
+		char *esc = curl_easy_escape(h, txt, 0);
+		out = esc ? xstrdup(esc) : NULL;
+		curl_free(esc);
+		curl_easy_cleanup(h);
+	}
+	json_object_put(f);
+	return out;
+}
+
+/* Name (without the leading '/') and brig.owner label of one GET /containers/json entry. */
+static void container_entry(json_object *c, char **name, char **owner)
+{
+	json_object *names = NULL, *labels = NULL;
+	*name = NULL;
+	if (json_object_object_get_ex(c, "Names", &names) &&
+	    json_object_is_type(names, json_type_array) && json_object_array_length(names) > 0) {
+		const char *n = json_object_get_string(json_object_array_get_idx(names, 0));
+		if (n)
+			*name = xstrdup(n[0] == '/' ? n + 1 : n);
+	}
+	const char *o = NULL;
+	if (json_object_object_get_ex(c, "Labels", &labels))
+		o = json_str(labels, "brig.owner");
+	*owner = xstrdup(o ? o : "");
+}
+
+static int parse_container_list(const dock_response *resp, char ***names, char ***owners,
+				brig_error **err)
+{
+	json_object *list = json_tokener_parse(resp->body.data ? resp->body.data : "");
+	if (!json_object_is_type(list, json_type_array)) {
+		json_object_put(list);
+		return plugin_fail(err, BRIG_E_SANDBOX, 0,
+				   "dockerd sent an unreadable container list (not a JSON array)");
+	}
+	size_t n = json_object_array_length(list), k = 0;
+	char **nv = xcalloc(n + 1, sizeof *nv), **ov = xcalloc(n + 1, sizeof *ov);
+	for (size_t i = 0; i < n; i++) {
+		char *name = NULL, *owner = NULL;
+		container_entry(json_object_array_get_idx(list, i), &name, &owner);
+		if (!name) {
+			free(owner);
+			continue;
+		}
+		nv[k] = name;
+		ov[k++] = owner;
+	}
+	json_object_put(list);
+	*names = nv;
+	if (owners)
+		*owners = ov;
+	else
+		strv_free(ov);
+	return 0;
+}
+
+int dock_list_labelled(const char *label, char ***names, char ***owners, brig_error **err)
+{
+	*names = NULL;
+	if (owners)
+		*owners = NULL;
+	if (!label || !*label)
+		return plugin_fail(err, BRIG_E_USAGE, 0, "list_labelled: empty label");
+	cleanup_free char *filter = label_filter(label);
+	if (!filter)
+		return plugin_fail(err, BRIG_E_SYSTEM, 0, "libcurl: cannot encode a URL");
+	cleanup_response dock_response resp;
+	dock_response_init(&resp);
+	int r = engine_request("GET", QUERY_MS, NULL, &resp, err,
+			       "/containers/json?all=1&filters=%s", filter);
+	if (r < 0)
+		return r;
+	if (resp.status != 200) {
+		cleanup_free char *txt = dock_error_text(&resp);
+		return plugin_fail(err, BRIG_E_SANDBOX, 0,
+				   "listing containers labelled %s: HTTP %ld: %s", label,
+				   resp.status, txt);
+	}
+	return parse_container_list(&resp, names, owners, err);
+}
+
+/* ---- probe ------------------------------------------------------------------------------- */
+
+/* Is `runtime` a key of GET /info .Runtimes?  Fills *present; the list goes into `names`. */
+static int runtime_registered(const char *runtime, bool *present, strbuf *names, brig_error **err)
+{
+	cleanup_response dock_response resp;
+	dock_response_init(&resp);
+	int r = engine_request("GET", QUERY_MS, NULL, &resp, err, "/info");
+	if (r < 0)
+		return r;
+	json_object *info = json_tokener_parse(resp.body.data ? resp.body.data : "");
+	json_object *rts = NULL;
+	if (resp.status != 200 || !json_object_object_get_ex(info, "Runtimes", &rts) ||
+	    !json_object_is_type(rts, json_type_object)) {
+		json_object_put(info);
+		return plugin_fail(err, BRIG_E_SANDBOX, 0,
+				   "dockerd answered GET /info with HTTP %ld and no Runtimes",
+				   resp.status);
+	}
+	*present = json_object_object_get_ex(rts, runtime, NULL);
+	json_object_object_foreach(rts, key, val)
+	{
+		(void)val;
+		sb_printf(names, "%s%s", names->len ? ", " : "", key);
+	}
+	json_object_put(info);
+	return 0;
+}
+
+int dock_probe(const char *runtime, brig_probe_info *info, brig_error **err)
+{
+	(void)err; /* every failure here is an answer: "not available, because ..." */
+	memset(info, 0, sizeof *info);
+	snprintf(info->runtime, sizeof info->runtime, "%s", runtime);
+	cleanup_error brig_error *e = NULL;
+	dock_engine eng = { .socket = NULL };
+	if (dock_engine_get(&eng, &e) < 0) {
+		snprintf(info->reason, sizeof info->reason, "%s", e->message);
+		return 0;
+	}
+	dock_engine_version(&eng);
+	snprintf(info->version, sizeof info->version, "%s (API %s)", eng.version, eng.api);
+	bool present = false;
+	strbuf names;
+	sb_init(&names);
+	if (runtime_registered(runtime, &present, &names, &e) < 0)
+		snprintf(info->reason, sizeof info->reason, "%s", e->message);
+	else if (!present)
+		snprintf(info->reason, sizeof info->reason,
+			 "the OCI runtime \"%s\" is not registered in dockerd at %s (it has: %s): "
+			 "add it "
+			 "to \"runtimes\" in /etc/docker/daemon.json and reload dockerd, or run "
+			 "scripts/setup-host",
+			 runtime, eng.socket, names.data ? names.data : "none");
+	else
+		info->available = true;
+	sb_free(&names);
+	dock_engine_free(&eng);
+	return 0;
+}

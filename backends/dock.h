@@ -1,0 +1,50 @@
+/* dock.h - Docker Engine API operations and the whole run flow, shared by every plugin that
+ * drives dockerd over its API (docker-api with runc, gvisor with runsc): the plugins differ only
+ * in the runtime they probe for and run with (spec->runtime).
+ */
+#ifndef BRIG_DOCK_H
+#define BRIG_DOCK_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <json-c/json.h>
+
+#include "brig-backend.h"
+
+#define DOCK_API_CLIENT_MAX_MINOR 47 /* newest API version brig speaks: 1.47 */
+#define DOCK_API_MIN_MINOR        40 /* oldest engine API brig accepts: 1.40 */
+
+/* Once per plugin, from its entry point: remember the host, initialise libcurl. */
+void dock_init(const brig_host_services *host);
+
+/* The engine as negotiated (cached per socket, thread-safe). */
+typedef struct dock_engine {
+	char *socket;
+	char api[16];     /* the version used in paths, "1.41" */
+	char version[96]; /* the engine's version string; "" until dock_engine_version() */
+} dock_engine;
+
+void dock_engine_free(dock_engine *e);
+/* Negotiate (GET /_ping; GET /version only when needed) or copy the cached result. */
+int dock_engine_get(dock_engine *out, brig_error **err);
+/* Fill e->version (GET /version, once per process; "unknown" if it fails). */
+void dock_engine_version(dock_engine *e);
+
+/* Hooks, parametrised by the OCI runtime a plugin stands for. */
+int dock_probe(const char *runtime, brig_probe_info *info, brig_error **err);
+int dock_explain(const char *backend, const brig_spec *spec, char **out, brig_error **err);
+int dock_run(const brig_spec *spec, const brig_run_control *ctl, brig_result *res,
+	     brig_error **err);
+int dock_remove(const char *name, brig_error **err);
+int dock_image_exists(const char *image, brig_error **err);
+int dock_list_labelled(const char *label, char ***names, char ***owners, brig_error **err);
+
+/* A Docker container name ([A-Za-z0-9][A-Za-z0-9_.-]*): safe in a URL path as it is. */
+bool dock_valid_name(const char *s);
+
+/* The create body for a spec (for run, explain and the CLI/API parity test).  `full_seccomp`
+ * false abbreviates the seccomp profile text for humans. */
+json_object *dock_create_body(const brig_spec *spec, bool full_seccomp);
+
+#endif

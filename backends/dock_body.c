@@ -1,0 +1,187 @@
+/* dock_body.c - the container spec rendered as an Engine API create body, and `brig explain`
+ * for the API backends: the same function builds what is sent and what is shown. */
+#include "config.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "dock.h"
+#include "dock_http.h"
+#include "plugin_host.h"
+
+#define JSON_OUT_FLAGS (JSON_C_TO_STRING_NOSLASHESCAPE | JSON_C_TO_STRING_SPACED)
+
+static json_object *str_array(char *const *v)
+{
+	json_object *a = json_object_new_array();
+	for (size_t i = 0; v && v[i]; i++)
+		json_object_array_add(a, json_object_new_string(v[i]));
+	return a;
+}
+
+/* "k=v" strings -> {"k": "v"} ("k" alone -> "k": ""). */
+static json_object *labels_object(char *const *v)
+{
+	json_object *o = json_object_new_object();
+	for (size_t i = 0; v && v[i]; i++) {
+		const char *eq = strchr(v[i], '=');
+		size_t klen = eq ? (size_t)(eq - v[i]) : strlen(v[i]);
+		cleanup_free char *key = xstrndup(v[i], klen);
+		json_object_object_add(o, key, json_object_new_string(eq ? eq + 1 : ""));
+	}
+	return o;
+}
+
+static void add_str(json_object *o, const char *key, const char *val)
+{
+	if (val)
+		json_object_object_add(o, key, json_object_new_string(val));
+}
+
+static void add_bool(json_object *o, const char *key, bool val)
+{
+	json_object_object_add(o, key, json_object_new_boolean(val));
+}
+
+static void add_int(json_object *o, const char *key, int64_t val)
+{
+	json_object_object_add(o, key, json_object_new_int64(val));
+}
+
+static json_object *security_opts(const brig_spec *s, bool full_seccomp)
+{
+	json_object *a = json_object_new_array();
+	if (s->no_new_privileges)
+		json_object_array_add(a, json_object_new_string("no-new-privileges"));
+	if (s->seccomp_profile) {
+		/* The API wants the profile's JSON text, not a path (a path fails only at start).
+		 */
+		cleanup_free char *opt =
+			full_seccomp ? xasprintf("seccomp=%s", s->seccomp_profile)
+				     : xasprintf("seccomp=<profile \"%s\": %zu bytes of JSON, sent "
+						 "in full>",
+						 s->seccomp_name ? s->seccomp_name : "custom",
+						 strlen(s->seccomp_profile));
+		json_object_array_add(a, json_object_new_string(opt));
+	}
+	return a;
+}
+
+static void resource_limits(const brig_spec *s, json_object *hc)
+{
+	if (s->shm_bytes > 0)
+		add_int(hc, "ShmSize", s->shm_bytes);
+	add_int(hc, "Memory", s->memory_bytes);
+	add_int(hc, "MemorySwap", s->memory_swap_bytes);
+	add_int(hc, "NanoCpus", s->nano_cpus);
+	add_int(hc, "PidsLimit", s->pids_limit);
+	json_object *ul = json_object_new_object();
+	add_str(ul, "Name", "nofile");
+	add_int(ul, "Soft", s->nofile);
+	add_int(ul, "Hard", s->nofile);
+	json_object *uls = json_object_new_array();
+	json_object_array_add(uls, ul);
+	json_object_object_add(hc, "Ulimits", uls);
+}
+
+static json_object *host_config(const brig_spec *s, bool full_seccomp)
+{
+	json_object *hc = json_object_new_object();
+	add_str(hc, "NetworkMode", s->network);
+	add_str(hc, "Runtime", s->runtime);
+	add_bool(hc, "ReadonlyRootfs", s->read_only_rootfs);
+	if (s->tmpfs_path) {
+		json_object *t = json_object_new_object();
+		add_str(t, s->tmpfs_path, s->tmpfs_options ? s->tmpfs_options : "");
+		json_object_object_add(hc, "Tmpfs", t);
+	}
+	resource_limits(s, hc);
+	json_object *caps = json_object_new_array();
+	if (s->cap_drop_all)
+		json_object_array_add(caps, json_object_new_string("ALL"));
+	json_object_object_add(hc, "CapDrop", caps);
+	json_object_object_add(hc, "SecurityOpt", security_opts(s, full_seccomp));
+	add_bool(hc, "AutoRemove", false); /* inspect after exit needs the container */
+	json_object *log = json_object_new_object();
+	add_str(log, "Type", s->log_driver ? s->log_driver : "none");
+	json_object_object_add(log, "Config", json_object_new_object());
+	json_object_object_add(hc, "LogConfig", log);
+	return hc;
+}
+
+json_object *dock_create_body(const brig_spec *s, bool full_seccomp)
+{
+	json_object *b = json_object_new_object();
+	add_str(b, "Image", s->image);
+	json_object_object_add(b, "Cmd", str_array(s->argv));
+	json_object_object_add(b, "Env", str_array(s->env));
+	json_object_object_add(b, "Labels", labels_object(s->labels));
+	add_str(b, "User", s->user);
+	add_str(b, "WorkingDir", s->workdir);
+	add_str(b, "Hostname", s->hostname);
+	add_bool(b, "AttachStdin", true);
+	add_bool(b, "AttachStdout", true);
+	add_bool(b, "AttachStderr", true);
+	add_bool(b, "OpenStdin", true);
+	add_bool(b, "StdinOnce", true); /* our half-close becomes the program's stdin EOF */
+	add_bool(b, "Tty", false);      /* keeps stdout and stderr apart (framed) */
+	if (s->network && strcmp(s->network, "none") == 0)
+		add_bool(b, "NetworkDisabled", true);
+	json_object_object_add(b, "HostConfig", host_config(s, full_seccomp));
+	return b;
+}
+
+/* The engine line of explain; without a reachable engine the newest API brig speaks is shown. */
+static void explain_engine(strbuf *sb, const char *backend, char *api, size_t apisz)
+{
+	cleanup_error brig_error *e = NULL;
+	dock_engine eng = { .socket = NULL };
+	if (dock_engine_get(&eng, &e) == 0) {
+		dock_engine_version(&eng);
+		sb_printf(sb, "# %s: Docker Engine API over unix://%s, engine %s, API %s\n",
+			  backend, eng.socket, eng.version, eng.api);
+		snprintf(api, apisz, "%s", eng.api);
+	} else {
+		sb_printf(sb, "# %s: Docker Engine API (engine not reachable now: %s)\n", backend,
+			  e->message);
+		sb_printf(sb, "# paths show API 1.%d; the real version is negotiated at run time\n",
+			  DOCK_API_CLIENT_MAX_MINOR);
+		snprintf(api, apisz, "1.%d", DOCK_API_CLIENT_MAX_MINOR);
+	}
+	dock_engine_free(&eng);
+	sb_puts(sb, "# once per process: GET /_ping (its Api-Version header; GET /version if "
+		    "absent)\n\n");
+}
+
+int dock_explain(const char *backend, const brig_spec *s, char **out, brig_error **err)
+{
+	if (!s || !s->name || !s->image)
+		return plugin_fail(err, BRIG_E_USAGE, 0, "explain: incomplete container spec");
+	char api[16];
+	strbuf sb;
+	sb_init(&sb);
+	explain_engine(&sb, backend, api, sizeof api);
+	json_object *body = dock_create_body(s, false);
+	sb_printf(&sb, "POST /v%s/containers/create?name=%s\n%s\n\n", api, s->name,
+		  json_object_to_json_string_ext(body, JSON_C_TO_STRING_PRETTY | JSON_OUT_FLAGS));
+	json_object_put(body);
+	const char *c = s->name;
+	sb_printf(
+		&sb,
+		"POST /v%s/containers/%s/attach?stream=1&stdin=1&stdout=1&stderr=1\n"
+		"    Connection: Upgrade, Upgrade: tcp (before start, so no output is lost)\n"
+		"POST /v%s/containers/%s/start\n"
+		"    then %zu bytes of code on the attach stream and a half-close (stdin EOF);\n"
+		"    stdout/stderr demultiplexed, at most %zu bytes kept (combined)\n"
+		"POST /v%s/containers/%s/kill\n"
+		"    only at the deadline (%lld ms after start), on output overflow or on cancel\n"
+		"POST /v%s/containers/%s/wait?condition=not-running\n"
+		"GET /v%s/containers/%s/json\n"
+		"    State.ExitCode, State.OOMKilled\n"
+		"DELETE /v%s/containers/%s?force=1&v=1\n"
+		"    always, whatever happened\n",
+		api, c, api, c, s->stdin_len, s->max_output_bytes, api, c, (long long)s->timeout_ms,
+		api, c, api, c, api, c);
+	*out = sb_steal(&sb);
+	return 0;
+}

@@ -1,0 +1,522 @@
+/* dock_run.c - one run over the Engine API:
+ *   create -> attach (hijacked, before start so nothing is lost) -> start -> code on stdin +
+ *   half-close -> poll(attach fd, cancel fd, deadline) -> kill at the deadline / on overflow /
+ *   on cancel -> wait (bounded) -> inspect (exit code, OOMKilled) -> DELETE, always.
+ * Any failure of the machinery becomes verdict sandbox_error with the reason in res->error;
+ * every engine call has a timeout, so a hung or dead daemon cannot hang a run.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <poll.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "capture.h"
+#include "dock.h"
+#include "dock_http.h"
+#include "frames.h"
+#include "plugin_host.h"
+
+#define CREATE_MS     30000L
+#define ATTACH_MS     10000L
+#define START_MS      60000L
+#define KILL_MS       10000L
+#define KILL_GRACE_MS 10000L /* the stream must end this long after a kill */
+#define WAIT_SLICE_MS 1000L  /* wait is re-issued in slices so cancel and deadline stay live */
+#define INSPECT_MS    10000L
+#define DELETE_MS     30000L
+
+enum phase { P_BEGIN, P_CREATE, P_ATTACH, P_START, P_IO, P_WAIT, P_INSPECT, P_DELETE, P_N };
+enum kill_reason { KILL_TIMEOUT, KILL_OUTPUT, KILL_CANCEL, KILL_PROTOCOL };
+
+typedef struct run_state {
+	const brig_spec *spec;
+	int cancel_fd;
+	dock_engine eng;
+	char *base;     /* "/v1.41/containers/NAME" */
+	bool may_exist; /* create was sent and not refused for a name clash: DELETE is owed */
+	int fd;         /* the attach stream */
+	strbuf early;   /* stream bytes that came with the attach answer */
+	capture cap;
+	frames fr;
+	run_outcome oc;
+	bool killed;
+	int kill_fd;         /* the kill request, while its answer is pending */
+	dock_head kill_head; /* that answer */
+	int64_t deadline;    /* the run's deadline; after a kill, the end of the grace period */
+	size_t in_off;       /* code bytes written */
+	bool in_done;        /* stdin half-closed (or the box stopped reading) */
+	int64_t t[P_N];
+} run_state;
+
+static void state_init(run_state *st, const brig_spec *spec, const brig_run_control *ctl)
+{
+	memset(st, 0, sizeof *st);
+	st->spec = spec;
+	st->cancel_fd = -1;
+	if (ctl && ctl->struct_size >= offsetof(brig_run_control, cancel_fd) + sizeof(int))
+		st->cancel_fd = ctl->cancel_fd;
+	st->fd = -1;
+	st->kill_fd = -1;
+	dock_head_init(&st->kill_head);
+	sb_init(&st->early);
+	capture_init(&st->cap, spec ? spec->max_output_bytes : 0);
+	frames_init(&st->fr);
+	st->oc.exit_code = -1;
+	st->t[P_BEGIN] = now_ms();
+}
+
+static void state_free(run_state *st)
+{
+	if (st->fd >= 0)
+		close(st->fd);
+	st->fd = -1;
+	if (st->kill_fd >= 0)
+		close(st->kill_fd);
+	st->kill_fd = -1;
+	dock_head_free(&st->kill_head);
+	dock_engine_free(&st->eng);
+	free(st->base);
+	sb_free(&st->early);
+	capture_free(&st->cap);
+	frames_free(&st->fr);
+}
+
+static int check_spec(const brig_spec *s, brig_error **err)
+{
+	if (!s || s->struct_size < sizeof *s)
+		return plugin_fail(err, BRIG_E_SANDBOX, 0,
+				   "the host passed a container spec older than this plugin");
+	if (!dock_valid_name(s->name) || !s->image || !s->argv || !s->argv[0] || !s->runtime ||
+	    s->timeout_ms <= 0 || (s->stdin_len && !s->stdin_data))
+		return plugin_fail(err, BRIG_E_SANDBOX, 0, "incomplete container spec");
+	return 0;
+}
+
+/* POST/GET/DELETE base + suffix on the negotiated engine. */
+static int container_request(run_state *st, const char *method, const char *suffix,
+			     const char *json, long timeout_ms, dock_response *resp,
+			     brig_error **err)
+{
+	cleanup_free char *path = xasprintf("%s%s", st->base, suffix);
+	return dock_request(st->eng.socket, method, path, json, timeout_ms, resp, err);
+}
+
+static int http_fail(const char *what, const dock_response *resp, brig_error **err)
+{
+	cleanup_free char *txt = dock_error_text(resp);
+	return plugin_fail(err, BRIG_E_SANDBOX, 0, "%s: dockerd answered HTTP %ld: %s", what,
+			   resp->status, txt);
+}
+
+/* Parse a JSON object answer; NULL (and an error) for anything else. */
+static json_object *json_answer(const char *what, const dock_response *resp, brig_error **err)
+{
+	json_object *o = json_tokener_parse(resp->body.data ? resp->body.data : "");
+	if (json_object_is_type(o, json_type_object))
+		return o;
+	json_object_put(o);
+	plugin_fail(err, BRIG_E_SANDBOX, 0,
+		    "%s: dockerd sent an unreadable answer (not a JSON object)", what);
+	return NULL;
+}
+
+/* ---- create, attach, start ---------------------------------------------------------------- */
+
+static int create_refused(const run_state *st, const dock_response *resp, brig_error **err)
+{
+	cleanup_free char *txt = dock_error_text(resp);
+	if (resp->status == 404 && strstr(txt, "No such image"))
+		return plugin_fail(
+			err, BRIG_E_SANDBOX, 0,
+			"image %s is not present in the Docker engine, and brig never pulls: "
+			"build it with scripts/setup-host (`brig doctor` lists missing images)",
+			st->spec->image);
+	return plugin_fail(err, BRIG_E_SANDBOX, 0,
+			   "creating the container: dockerd answered HTTP %ld: %s", resp->status,
+			   txt);
+}
+
+static int do_create(run_state *st, brig_error **err)
+{
+	json_object *body = dock_create_body(st->spec, true);
+	cleanup_free char *path =
+		xasprintf("/v%s/containers/create?name=%s", st->eng.api, st->spec->name);
+	cleanup_response dock_response resp;
+	dock_response_init(&resp);
+	st->may_exist = true; /* even a timed-out create may have happened */
+	int r = dock_request(st->eng.socket, "POST", path,
+			     json_object_to_json_string_ext(
+				     body, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE),
+			     CREATE_MS, &resp, err);
+	json_object_put(body);
+	if (r < 0)
+		return r;
+	if (resp.status != 201) {
+		st->may_exist = resp.status != 409; /* 409: the name belongs to someone else */
+		return create_refused(st, &resp, err);
+	}
+	json_object *o = json_answer("creating the container", &resp, err);
+	json_object *id = NULL;
+	if (o && !json_object_object_get_ex(o, "Id", &id))
+		plugin_fail(err, BRIG_E_SANDBOX, 0,
+			    "creating the container: no Id in dockerd's answer");
+	json_object_put(o);
+	return id ? 0 : BRIG_E_SANDBOX;
+}
+
+static int do_attach(run_state *st, brig_error **err)
+{
+	cleanup_free char *path =
+		xasprintf("%s/attach?stream=1&stdin=1&stdout=1&stderr=1", st->base);
+	int r = dock_hijack(st->eng.socket, path, now_ms() + ATTACH_MS, &st->fd, &st->early, err);
+	if (r < 0)
+		brig_error_prefix(err, "attaching to the container");
+	return r;
+}
+
+static int do_start(run_state *st, brig_error **err)
+{
+	cleanup_response dock_response resp;
+	dock_response_init(&resp);
+	/* wall time counts from the start request */
+	st->deadline = now_ms() + st->spec->timeout_ms;
+	int r = container_request(st, "POST", "/start", NULL, START_MS, &resp, err);
+	if (r < 0)
+		return r;
+	if (resp.status != 204 && resp.status != 304)
+		return http_fail("starting the container", &resp, err);
+	return 0;
+}
+
+/* ---- the I/O loop ------------------------------------------------------------------------- */
+
+/* POST kill once, remember why, and give the stream a grace period to end.  The answer is
+ * read later (kill_answer): dockerd answers a SIGKILL only once the container has stopped, and
+ * it cannot stop while its output is not drained - so the I/O loop keeps reading meanwhile. */
+static int kill_for(run_state *st, enum kill_reason why, brig_error **err)
+{
+	if (st->killed)
+		return 0;
+	st->killed = true;
+	st->oc.timed_out = why == KILL_TIMEOUT;
+	st->oc.truncated = why == KILL_OUTPUT || st->cap.truncated;
+	st->oc.cancelled = why == KILL_CANCEL;
+	st->deadline = now_ms() + KILL_GRACE_MS;
+	if (st->fd >= 0 && !st->in_done)
+		shutdown(st->fd, SHUT_WR);
+	st->in_done = true;
+	cleanup_free char *path = xasprintf("%s/kill", st->base);
+	return dock_send(st->eng.socket, "POST", path, now_ms() + KILL_MS, &st->kill_fd, err);
+}
+
+/* The kill answer's fd is readable: 204, or 409 (not running any more: it ended by itself
+ * meanwhile) or 404 (already gone) are all fine. */
+static int kill_answer(run_state *st, brig_error **err)
+{
+	int r = dock_answer_read(st->kill_fd, &st->kill_head, "killing the container", err);
+	if (r == 0)
+		return 0;
+	close(st->kill_fd);
+	st->kill_fd = -1;
+	int s = st->kill_head.status;
+	if (r > 0 && s != 204 && s != 409 && s != 404)
+		return plugin_fail(err, BRIG_E_SANDBOX, 0,
+				   "killing the container: dockerd answered HTTP %d", s);
+	return r < 0 ? r : 0;
+}
+
+/* A kill answer still pending once the container has stopped: it is due now. */
+static int kill_finish(run_state *st, brig_error **err)
+{
+	while (st->kill_fd >= 0) {
+		int64_t left = st->deadline - now_ms();
+		struct pollfd p = { .fd = st->kill_fd, .events = POLLIN };
+		int r = left > 0 ? poll(&p, 1, (int)left) : 0;
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return plugin_fail(err, BRIG_E_SANDBOX, r < 0 ? errno : 0,
+					   "dockerd did not answer the kill within %ld ms",
+					   KILL_GRACE_MS);
+		if ((r = kill_answer(st, err)) < 0)
+			return r;
+	}
+	return 0;
+}
+
+static int feed(run_state *st, const char *data, size_t n, brig_error **err)
+{
+	int fs = frames_feed(&st->fr, &st->cap, data, n);
+	if (fs == FRAMES_BAD_STREAM) {
+		cleanup_error brig_error *ignored = NULL;
+		kill_for(st, KILL_PROTOCOL, &ignored);
+		return plugin_fail(err, BRIG_E_SANDBOX, 0,
+				   "dockerd's attach stream is garbled (frame for stream id %d)",
+				   st->fr.bad_stream);
+	}
+	if (fs == FRAMES_FULL)
+		return kill_for(st, KILL_OUTPUT, err);
+	return 0;
+}
+
+/* Write what the socket takes of the code; half-close when all is written. */
+static void write_stdin(run_state *st)
+{
+	size_t left = st->spec->stdin_len - st->in_off;
+	if (left > 0) {
+		ssize_t w = send(st->fd, st->spec->stdin_data + st->in_off, left, MSG_NOSIGNAL);
+		if (w < 0 && (errno == EAGAIN || errno == EINTR))
+			return;
+		if (w > 0)
+			st->in_off += (size_t)w;
+		/* w < 0 otherwise (EPIPE...): the box stopped reading; its output still matters */
+		if (w > 0 && st->in_off < st->spec->stdin_len)
+			return;
+	}
+	shutdown(st->fd, SHUT_WR); /* with StdinOnce, the program's stdin EOF */
+	st->in_done = true;
+}
+
+/* Time is up: kill at the run deadline, fail at the end of the grace period. */
+static int on_deadline(run_state *st, brig_error **err)
+{
+	if (!st->killed)
+		return kill_for(st, KILL_TIMEOUT, err);
+	return plugin_fail(err, BRIG_E_SANDBOX, 0,
+			   "the container did not stop within %ld ms of the kill (dockerd did not "
+			   "report its end)",
+			   KILL_GRACE_MS);
+}
+
+/* Read once; 1 at EOF. */
+static int read_stream(run_state *st, brig_error **err)
+{
+	char buf[65536];
+	ssize_t n = recv(st->fd, buf, sizeof buf, 0);
+	/* ECONNRESET: dockerd closed with our unread stdin still queued (the program exited
+	 * without reading it all) - an end like EOF; a dead daemon shows up at wait. */
+	if (n == 0 || (n < 0 && errno == ECONNRESET))
+		return 1;
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return 0;
+	if (n < 0)
+		return plugin_fail(err, BRIG_E_SANDBOX, errno,
+				   "the attach stream from dockerd broke (did dockerd die?)");
+	return feed(st, buf, (size_t)n, err);
+}
+
+static int io_step(run_state *st, brig_error **err)
+{
+	int64_t left = st->deadline - now_ms();
+	if (left <= 0)
+		return on_deadline(st, err);
+	enum { ATTACH, CANCEL, KILL };
+	struct pollfd p[3] = {
+		[ATTACH] = { .fd = st->fd,
+			     .events = (short)(POLLIN | (st->in_done ? 0 : POLLOUT)) },
+		[CANCEL] = { .fd = st->killed ? -1 : st->cancel_fd, .events = POLLIN },
+		[KILL] = { .fd = st->kill_fd, .events = POLLIN }, /* negative fds are skipped */
+	};
+	int r = poll(p, 3, left > INT_MAX ? INT_MAX : (int)left);
+	if (r < 0)
+		return errno == EINTR ? 0 : plugin_fail(err, BRIG_E_SYSTEM, errno, "poll");
+	if (p[CANCEL].revents)
+		return kill_for(st, KILL_CANCEL, err);
+	if (p[KILL].revents && (r = kill_answer(st, err)) < 0)
+		return r;
+	if (p[ATTACH].revents & POLLOUT)
+		write_stdin(st);
+	if (p[ATTACH].revents & (POLLIN | POLLHUP | POLLERR))
+		return read_stream(st, err);
+	return 0;
+}
+
+static int io_loop(run_state *st, brig_error **err)
+{
+	int r = feed(st, st->early.data, st->early.len, err);
+	if (r == 0 && st->spec->stdin_len == 0)
+		write_stdin(st);
+	while (r == 0)
+		r = io_step(st, err);
+	if (r < 0)
+		return r;
+	if (frames_partial(&st->fr) && !st->killed)
+		return plugin_fail(
+			err, BRIG_E_SANDBOX, 0,
+			"the attach stream ended in the middle of a frame (did dockerd die?)");
+	if (st->fr.syserr.len)
+		return plugin_fail(err, BRIG_E_SANDBOX, 0,
+				   "dockerd reported on the attach stream: %s", st->fr.syserr.data);
+	return 0;
+}
+
+/* ---- wait, inspect, delete ---------------------------------------------------------------- */
+
+static int wait_answer(run_state *st, const dock_response *resp, brig_error **err)
+{
+	if (resp->status != 200)
+		return http_fail("waiting for the container", resp, err);
+	json_object *o = json_answer("waiting for the container", resp, err), *code = NULL,
+		    *e = NULL;
+	if (!o)
+		return BRIG_E_SANDBOX;
+	int r = 0;
+	if (json_object_object_get_ex(o, "Error", &e) && json_object_is_type(e, json_type_object))
+		r = plugin_fail(err, BRIG_E_SANDBOX, 0, "waiting for the container: %s",
+				json_object_to_json_string_ext(e, JSON_C_TO_STRING_PLAIN));
+	else if (json_object_object_get_ex(o, "StatusCode", &code) &&
+		 json_object_is_type(code, json_type_int))
+		st->oc.exit_code = json_object_get_int(code);
+	else
+		r = plugin_fail(err, BRIG_E_SANDBOX, 0, "waiting for the container: no StatusCode");
+	json_object_put(o);
+	return r;
+}
+
+/* The stream has ended, but the process may outlive its stdout: wait in slices so that the
+ * deadline and the cancel fd still apply. */
+static int wait_exit(run_state *st, brig_error **err)
+{
+	for (;;) {
+		int64_t left = st->deadline - now_ms();
+		struct pollfd c = { .fd = st->cancel_fd, .events = POLLIN };
+		int r = 0;
+		if (left <= 0)
+			r = on_deadline(st, err);
+		else if (st->cancel_fd >= 0 && !st->killed && poll(&c, 1, 0) > 0)
+			r = kill_for(st, KILL_CANCEL, err);
+		if (r < 0)
+			return r;
+		left = st->deadline - now_ms();
+		cleanup_response dock_response resp;
+		dock_response_init(&resp);
+		r = container_request(st, "POST", "/wait?condition=not-running", NULL,
+				      left < WAIT_SLICE_MS ? (left > 1 ? left : 1) : WAIT_SLICE_MS,
+				      &resp, err);
+		if (r == 0) {
+			r = wait_answer(st, &resp, err);
+			return r < 0 ? r : kill_finish(st, err);
+		}
+		if (!resp.timed_out)
+			return r;
+		plugin_error_free(*err); /* a slice ended: check deadline and cancel, then again */
+		*err = NULL;
+	}
+}
+
+static int do_inspect(run_state *st, brig_error **err)
+{
+	cleanup_response dock_response resp;
+	dock_response_init(&resp);
+	int r = container_request(st, "GET", "/json", NULL, INSPECT_MS, &resp, err);
+	if (r < 0)
+		return r;
+	if (resp.status != 200)
+		return http_fail("inspecting the container", &resp, err);
+	json_object *o = json_answer("inspecting the container", &resp, err), *state = NULL,
+		    *v = NULL;
+	if (!o)
+		return BRIG_E_SANDBOX;
+	if (!json_object_object_get_ex(o, "State", &state)) {
+		json_object_put(o);
+		return plugin_fail(err, BRIG_E_SANDBOX, 0, "inspecting the container: no State");
+	}
+	if (json_object_object_get_ex(state, "OOMKilled", &v))
+		st->oc.oom_killed = json_object_get_boolean(v);
+	if (st->oc.exit_code < 0 && json_object_object_get_ex(state, "ExitCode", &v))
+		st->oc.exit_code = json_object_get_int(v);
+	json_object_put(o);
+	return 0;
+}
+
+/* DELETE ?force=1&v=1 on every path; 404 means already gone.  A failure is logged, not made
+ * the run's verdict: the program's result stands and `brig gc` finds the label later. */
+static void do_delete(run_state *st)
+{
+	if (!st->may_exist)
+		return;
+	if (st->fd >= 0)
+		close(st->fd);
+	st->fd = -1;
+	cleanup_error brig_error *e = NULL;
+	cleanup_response dock_response resp;
+	dock_response_init(&resp);
+	int r = container_request(st, "DELETE", "?force=1&v=1", NULL, DELETE_MS, &resp, &e);
+	if (r == 0 && resp.status != 204 && resp.status != 200 && resp.status != 404 &&
+	    resp.status != 409)
+		http_fail("removing the container", &resp, &e);
+	if (e)
+		plugin_log(BRIG_LOG_WARN, "container %s was not removed: %s", st->spec->name,
+			   e->message);
+}
+
+/* ---- the whole run ------------------------------------------------------------------------ */
+
+static int run_flow(run_state *st, brig_error **err)
+{
+	int r = check_spec(st->spec, err);
+	if (r == 0)
+		r = dock_engine_get(&st->eng, err);
+	if (r < 0)
+		return r;
+	st->base = xasprintf("/v%s/containers/%s", st->eng.api, st->spec->name);
+	static int (*const steps[])(run_state *, brig_error **) = {
+		[P_CREATE] = do_create, [P_ATTACH] = do_attach, [P_START] = do_start,
+		[P_IO] = io_loop,       [P_WAIT] = wait_exit,   [P_INSPECT] = do_inspect,
+	};
+	for (int p = P_CREATE; p <= P_INSPECT; p++) {
+		r = steps[p](st, err);
+		st->t[p] = now_ms();
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+static void log_phases(const run_state *st)
+{
+	static const char *const names[P_N] = { "",   "create", "attach",  "start",
+						"io", "wait",   "inspect", "delete" };
+	strbuf sb;
+	sb_init(&sb);
+	int64_t prev = st->t[P_BEGIN];
+	for (int p = P_CREATE; p < P_N; p++) {
+		if (!st->t[p])
+			continue;
+		sb_printf(&sb, " %s %lld", names[p], (long long)(st->t[p] - prev));
+		prev = st->t[p];
+	}
+	plugin_log(BRIG_LOG_DEBUG, "%s phases (ms):%s, total %lld", st->spec->name,
+		   sb.data ? sb.data : "", (long long)(prev - st->t[P_BEGIN]));
+	sb_free(&sb);
+}
+
+int dock_run(const brig_spec *spec, const brig_run_control *ctl, brig_result *res, brig_error **err)
+{
+	(void)err; /* a failed sandbox is a verdict, not a hook failure */
+	run_state st;
+	state_init(&st, spec, ctl);
+	cleanup_error brig_error *e = NULL;
+	int r = run_flow(&st, &e);
+	do_delete(&st);
+	st.t[P_DELETE] = st.may_exist ? now_ms() : 0;
+	if (st.t[P_CREATE])
+		log_phases(&st);
+
+	capture_to_result(&st.cap, res);
+	outcome_to_result(&st.oc, res);
+	if (spec && spec->runtime) {
+		free(res->runtime);
+		res->runtime = xstrdup(spec->runtime); /* what actually ran it */
+	}
+	if (r < 0) {
+		res->verdict = BRIG_VERDICT_SANDBOX_ERROR;
+		free(res->error);
+		res->error = xstrdup(e ? e->message : "the sandbox failed");
+	}
+	state_free(&st);
+	return 0;
+}
