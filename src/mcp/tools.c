@@ -1,0 +1,506 @@
+/* tools.c - definitions, argument checks and results of the MCP tools run_code and
+ * sandbox_status.
+ *
+ * What the model controls is exactly run_code's three arguments: language, code and a
+ * timeout.  Every other property of a run (image, mounts, environment, flags, network,
+ * backend, limits) comes from the operator's policy; unknown arguments are refused, not
+ * ignored, so a model that tries to pass one learns at once that it cannot.
+ */
+#include "config.h"
+
+#include <limits.h>
+#include <math.h> /* isfinite, NAN: macros, no libm */
+#include <stdint.h>
+#include <string.h>
+
+#include "mcp/jsonrpc.h"
+#include "mcp/server.h"
+#include "mcp/tools.h"
+
+static const char *const tool_names[] = { "run_code", "sandbox_status" };
+
+int mcp_tool_lookup(const char *name)
+{
+	for (size_t i = 0; i < sizeof tool_names / sizeof tool_names[0]; i++)
+		if (name && strcmp(name, tool_names[i]) == 0)
+			return (int)i;
+	return -1;
+}
+
+/* ---- definitions ----------------------------------------------------------------------- */
+
+/* Schemas are written with ' for " to keep them readable here (no text in them uses an
+ * apostrophe).  A malformed literal is a bug the unit tests catch at once. */
+static json_object *parse_static(const char *text)
+{
+	cleanup_free char *json = xstrdup(text);
+	for (char *p = json; *p; p++)
+		if (*p == '\'')
+			*p = '"';
+	json_object *o = json_tokener_parse(json);
+	if (!o)
+		abort();
+	return o;
+}
+
+#define NULLABLE_STRING "{'type':['string','null']}"
+
+/* The result object of brig_result_to_json (src/result.c); tests/unit/test_mcp.c checks a
+ * real result against it field by field, both ways.  No additionalProperties:false, so that a
+ * field appended to the result later does not break clients that validate. */
+json_object *mcp_run_code_output_schema(void)
+{
+	return parse_static(
+		"{'type':'object',"
+		" 'properties':{"
+		"  'language':{'type':'string','enum':['python','node','shell']},"
+		"  'image':{'type':['string','null'],'description':'Image the code ran in'},"
+		"  'backend':{'type':['string','null'],"
+		"   'description':'brig backend: docker-cli, docker-api or gvisor'},"
+		"  'runtime':{'type':['string','null'],'description':'OCI runtime: runc, runsc'},"
+		"  'exit_code':{'type':'integer','description':"
+		"   'Exit status of the program; 137 when killed; -1 when it never ran'},"
+		"  'verdict':{'type':'string',"
+		"   'enum':['success','error','timeout','oom','output_limit','sandbox_error',"
+		"           'cancelled'],"
+		"   'description':'success: exit 0; error: non-zero exit; timeout, oom, "
+		"output_limit: stopped at that limit; sandbox_error: the sandbox failed, "
+		"not the program'},"
+		"  'stdout':{'type':'string'},"
+		"  'stderr':{'type':'string'},"
+		"  'timed_out':{'type':'boolean'},"
+		"  'output_truncated':{'type':'boolean'},"
+		"  'oom_killed':{'type':'boolean'},"
+		"  'duration_ms':{'type':'integer','minimum':0},"
+		"  'error':{'type':['string','null'],"
+		"   'description':'What failed, for sandbox_error'},"
+		"  'notice':" NULLABLE_STRING ","
+		"  'container':{'type':['string','null'],'description':'The (removed) container'},"
+		"  'code_sha256':{'type':'string','pattern':'^[0-9a-f]{64}$'}"
+		" },"
+		" 'required':['language','image','backend','runtime','exit_code','verdict',"
+		"             'stdout','stderr','timed_out','output_truncated','oom_killed',"
+		"             'duration_ms','error','notice','container','code_sha256']}");
+}
+
+static json_object *status_output_schema(void)
+{
+	return parse_static(
+		"{'type':'object',"
+		" 'properties':{"
+		"  'version':{'type':'string'},"
+		"  'backends':{'type':'array','items':{'type':'object',"
+		"   'properties':{'name':{'type':'string'},'isolation':{'type':'string'},"
+		"                 'available':{'type':'boolean'},'reason':" NULLABLE_STRING "},"
+		"   'required':['name','available']}},"
+		"  'selected':{'type':['string','null'],"
+		"   'description':'The backend runs use; null: none is usable'},"
+		"  'isolation':" NULLABLE_STRING ","
+		"  'runtime':" NULLABLE_STRING ","
+		"  'selection_error':" NULLABLE_STRING ","
+		"  'isolation_minimum':{'type':'string'},"
+		"  'images':{'type':'array','items':{'type':'object',"
+		"   'properties':{'language':{'type':'string'},'image':{'type':'string'},"
+		"                 'present':{'type':['boolean','null']}},"
+		"   'required':['language','image']}},"
+		"  'limits':{'type':'object','properties':{"
+		"   'timeout_seconds':{'type':'integer'},'max_timeout_seconds':{'type':'integer'},"
+		"   'memory_mb':{'type':'integer'},'cpus':{'type':'number'},"
+		"   'pids_limit':{'type':'integer'},'max_input_bytes':{'type':'integer'},"
+		"   'max_output_bytes':{'type':'integer'},'network':{'type':'boolean'},"
+		"   'max_concurrent_runs':{'type':'integer'}}},"
+		"  'load':{'type':'object',"
+		"          'properties':{'running':{'type':'integer'},'queued':{'type':'integer'}},"
+		"          'required':['running','queued']}"
+		" },"
+		" 'required':['backends','selected','selection_error','images','limits','load']}");
+}
+
+static json_object *annotations(const char *title, bool read_only, bool idempotent, bool open_world)
+{
+	json_object *a = json_object_new_object();
+	json_object_object_add(a, "title", json_object_new_string(title));
+	json_object_object_add(a, "readOnlyHint", json_object_new_boolean(read_only));
+	/* Neither tool changes anything outside its own throwaway container. */
+	json_object_object_add(a, "destructiveHint", json_object_new_boolean(false));
+	json_object_object_add(a, "idempotentHint", json_object_new_boolean(idempotent));
+	json_object_object_add(a, "openWorldHint", json_object_new_boolean(open_world));
+	return a;
+}
+
+static json_object *run_code_tool(const brig_policy_limits *lim)
+{
+	json_object *t = json_object_new_object();
+	json_object_object_add(t, "name", json_object_new_string("run_code"));
+	json_object_object_add(t, "title", json_object_new_string("Run code in a sandbox"));
+	cleanup_free char *desc = xasprintf(
+		"Run a Python 3, Node.js or POSIX shell program in a fresh, hardened, "
+		"throwaway container and get back its exit code, stdout and stderr. Every call "
+		"starts from a clean sandbox: nothing persists between calls, the root "
+		"filesystem is read-only (only /tmp is writable, and it is noexec), the program "
+		"runs as an unprivileged user, and %s. Limits set by the operator: wall time %d s "
+		"by default and at most %d s (timeout_seconds may choose any value from 1 to %d; "
+		"a larger value is refused, never silently shortened), %d MiB of memory, %g CPU, "
+		"%ld bytes of code, %ld bytes of stdout and stderr together (a program that "
+		"prints more is stopped and its output truncated). Print everything you need to "
+		"see. isError is true when the program exits non-zero, times out, runs out of "
+		"memory, exceeds the output limit or the sandbox itself fails; "
+		"structuredContent.verdict says which.",
+		lim->network ? "it has network access" : "there is no network access",
+		lim->timeout_seconds, lim->max_timeout_seconds, lim->max_timeout_seconds,
+		lim->memory_mb, lim->cpus, lim->max_input_bytes, lim->max_output_bytes);
+	json_object_object_add(t, "description", json_object_new_string(desc));
+
+	/* maxLength counts characters, the policy counts bytes: the schema states the bound for
+	 * ASCII and brig_run enforces the byte limit. */
+	cleanup_free char *in = xasprintf(
+		"{'type':'object',"
+		" 'properties':{"
+		"  'language':{'type':'string','enum':['python','node','shell'],"
+		"   'description':'python (Python 3), node (Node.js) or shell (POSIX sh)'},"
+		"  'code':{'type':'string','maxLength':%ld,"
+		"   'description':'The complete program source, at most %ld bytes of UTF-8'},"
+		"  'timeout_seconds':{'type':'integer','minimum':1,'maximum':%d,'default':%d,"
+		"   'description':'Wall-time limit in seconds (default %d, at most %d)'}"
+		" },"
+		" 'required':['language','code'],"
+		" 'additionalProperties':false}",
+		lim->max_input_bytes, lim->max_input_bytes, lim->max_timeout_seconds,
+		lim->timeout_seconds, lim->timeout_seconds, lim->max_timeout_seconds);
+	json_object_object_add(t, "inputSchema", parse_static(in));
+	json_object_object_add(t, "outputSchema", mcp_run_code_output_schema());
+	/* Not read-only (it runs a program), not destructive (nothing outside the throwaway
+	 * container changes), not idempotent (programs may be random or time-dependent), open
+	 * world only when the policy gives the box a network. */
+	json_object_object_add(t, "annotations",
+			       annotations("Run code in a sandbox", false, false, lim->network));
+	return t;
+}
+
+static json_object *status_tool(void)
+{
+	json_object *t = json_object_new_object();
+	json_object_object_add(t, "name", json_object_new_string("sandbox_status"));
+	json_object_object_add(t, "title", json_object_new_string("Sandbox status"));
+	static const char desc[] =
+		"Report whether the sandbox can run code: the container backends and whether "
+		"each is usable (and why not), the backend and isolation level runs use, which "
+		"language images are missing, the limits in force and how busy the server is. "
+		"Takes no arguments; runs nothing.";
+	json_object_object_add(t, "description", json_object_new_string(desc));
+	json_object_object_add(t, "inputSchema",
+			       parse_static("{'type':'object','properties':{},"
+					    "'additionalProperties':false}"));
+	json_object_object_add(t, "outputSchema", status_output_schema());
+	json_object_object_add(t, "annotations", annotations("Sandbox status", true, true, false));
+	return t;
+}
+
+json_object *mcp_tools_json(const brig_policy_limits *lim)
+{
+	json_object *arr = json_object_new_array();
+	json_object_array_add(arr, run_code_tool(lim));
+	json_object_array_add(arr, status_tool());
+	return arr;
+}
+
+char *mcp_instructions(const brig_policy_limits *lim)
+{
+	return xasprintf(
+		"brig runs untrusted code in throwaway, locked-down containers. Use run_code to "
+		"execute a Python, Node.js or shell program and see its exit code, stdout and "
+		"stderr; every call is a fresh sandbox (%s, read-only filesystem except /tmp, at "
+		"most %d s, %d MiB), so state does not carry over between calls and the program "
+		"must print what you need. Use sandbox_status when runs fail with sandbox_error, "
+		"to see what is missing on the host.",
+		lim->network ? "with network access" : "no network", lim->max_timeout_seconds,
+		lim->memory_mb);
+}
+
+/* ---- arguments ------------------------------------------------------------------------- */
+
+#define LANG_HINT "use \"python\", \"node\" or \"shell\""
+
+char *mcp_run_code_args(json_object *args, brig_request *req, char **code)
+{
+	memset(req, 0, sizeof *req);
+	*code = NULL;
+	json_object_object_foreach(args, key, val)
+	{
+		(void)val;
+		if (strcmp(key, "language") && strcmp(key, "code") &&
+		    strcmp(key, "timeout_seconds"))
+			return xasprintf(
+				"Unknown argument \"%.64s\": run_code takes only language, code "
+				"and timeout_seconds. The image, network, mounts, environment "
+				"and limits are set by the operator and cannot be chosen.",
+				key);
+	}
+	json_object *v = NULL;
+	if (!json_object_object_get_ex(args, "language", &v) || !v)
+		return xstrdup("Missing argument \"language\": " LANG_HINT ".");
+	if (!json_object_is_type(v, json_type_string))
+		return xstrdup("Argument \"language\" must be a string: " LANG_HINT ".");
+	int lang = brig_language_parse(json_object_get_string(v));
+	if (lang < 0)
+		return xasprintf("Unsupported language \"%.64s\": " LANG_HINT ".",
+				 json_object_get_string(v));
+
+	if (!json_object_object_get_ex(args, "code", &v) || !v)
+		return xstrdup("Missing argument \"code\": the program source, as a string.");
+	if (!json_object_is_type(v, json_type_string))
+		return xstrdup("Argument \"code\" must be a string: the program source.");
+	json_object *code_v = v;
+	size_t code_len = (size_t)json_object_get_string_len(code_v);
+
+	long timeout = 0; /* 0: the policy's default */
+	if (json_object_object_get_ex(args, "timeout_seconds", &v) && v) {
+		double d = json_object_is_type(v, json_type_int) ? (double)json_object_get_int64(v)
+			   : json_object_is_type(v, json_type_double) ? json_object_get_double(v)
+								      : NAN;
+		if (!isfinite(d) || d < 1 || (d < 1e15 && (double)(int64_t)d != d))
+			return xstrdup(
+				"Argument \"timeout_seconds\" must be a whole number of seconds, "
+				"at least 1 (or left out for the default).");
+		/* the upper bound is the policy's, checked (and audited) by brig_run */
+		timeout = d > INT_MAX ? INT_MAX : (long)d;
+	}
+	*code = xstrndup(json_object_get_string(code_v), code_len);
+	req->language = (brig_language)lang;
+	req->code = *code;
+	req->code_len = code_len;
+	req->timeout_seconds = (int)timeout;
+	return NULL;
+}
+
+char *mcp_status_args(json_object *args)
+{
+	if (args && json_object_object_length(args) > 0)
+		return xstrdup("sandbox_status takes no arguments.");
+	return NULL;
+}
+
+/* ---- results --------------------------------------------------------------------------- */
+
+json_object *mcp_tool_result(const char *text, json_object *structured, bool is_error)
+{
+	json_object *r = json_object_new_object();
+	json_object *content = json_object_new_array();
+	json_object *block = json_object_new_object();
+	json_object_object_add(block, "type", json_object_new_string("text"));
+	json_object_object_add(block, "text", json_object_new_string(text));
+	json_object_array_add(content, block);
+	json_object_object_add(r, "content", content);
+	if (structured)
+		json_object_object_add(r, "structuredContent", structured);
+	json_object_object_add(r, "isError", json_object_new_boolean(is_error));
+	return r;
+}
+
+static void append_stream(strbuf *sb, const char *name, const char *data, size_t len)
+{
+	if (len == 0) {
+		sb_printf(sb, "\n--- %s (empty) ---\n", name);
+		return;
+	}
+	sb_printf(sb, "\n--- %s ---\n", name);
+	size_t n = 0;
+	cleanup_free char *clean = jsonrpc_utf8_sanitize(data, len, &n);
+	sb_append(sb, clean, n);
+	if (clean[n - 1] != '\n')
+		sb_puts(sb, "\n");
+}
+
+/* One sentence the model can act on, then the facts, then the output. */
+static char *run_text(const brig_result *r, const brig_policy_limits *lim, int timeout)
+{
+	strbuf sb;
+	sb_init(&sb);
+	switch (r->verdict) {
+	case BRIG_VERDICT_SUCCESS:
+		sb_puts(&sb, "The program exited with code 0.");
+		break;
+	case BRIG_VERDICT_ERROR:
+		sb_printf(&sb, "The program exited with code %d.", r->exit_code);
+		break;
+	case BRIG_VERDICT_TIMEOUT:
+		sb_printf(&sb,
+			  "The program was stopped at the time limit (%d s) before it finished.",
+			  timeout > 0 ? timeout : lim->timeout_seconds);
+		break;
+	case BRIG_VERDICT_OOM:
+		sb_printf(&sb, "The program was killed: it ran out of memory (limit %d MiB).",
+			  lim->memory_mb);
+		break;
+	case BRIG_VERDICT_OUTPUT_LIMIT:
+		sb_printf(&sb,
+			  "The program was stopped: its output exceeded %ld bytes (truncated).",
+			  lim->max_output_bytes);
+		break;
+	case BRIG_VERDICT_SANDBOX_ERROR:
+		sb_printf(&sb, "The sandbox failed, not the program (it may not have run): %s",
+			  r->error ? r->error : "no reason given");
+		break;
+	case BRIG_VERDICT_CANCELLED:
+		sb_puts(&sb, "The run was cancelled.");
+		break;
+	}
+	sb_printf(&sb, "\n[%s, image %s, backend %s, runtime %s, %lld ms]",
+		  brig_language_name(r->language), r->image ? r->image : "?",
+		  r->backend ? r->backend : "?", r->runtime ? r->runtime : "?", r->duration_ms);
+	if (r->notice)
+		sb_printf(&sb, "\nNote: %s", r->notice);
+	if (r->output_truncated && r->verdict != BRIG_VERDICT_OUTPUT_LIMIT)
+		sb_puts(&sb, "\nThe output was truncated.");
+	sb_puts(&sb, "\n");
+	append_stream(&sb, "stdout", r->stdout_data, r->stdout_len);
+	append_stream(&sb, "stderr", r->stderr_data, r->stderr_len);
+	return sb_steal(&sb);
+}
+
+json_object *mcp_run_result(const brig_result *res, const brig_policy_limits *lim, int timeout)
+{
+	cleanup_free char *text = run_text(res, lim, timeout);
+	cleanup_free char *js = brig_result_to_json(res, false);
+	json_object *structured = js ? json_tokener_parse(js) : NULL;
+	if (structured && !json_object_is_type(structured, json_type_object)) {
+		json_object_put(structured);
+		structured = NULL;
+	}
+	return mcp_tool_result(text, structured, res->verdict != BRIG_VERDICT_SUCCESS);
+}
+
+json_object *mcp_run_failure(const brig_error *err, const brig_policy_limits *lim)
+{
+	const char *msg = err && err->message ? err->message : "unknown error";
+	cleanup_free char *text = NULL;
+	switch (err ? err->status : BRIG_E_SANDBOX) {
+	case BRIG_E_REFUSED:
+		text = xasprintf(
+			"Refused by the sandbox policy, nothing ran: %s. The limits are: code "
+			"at most %ld bytes, timeout_seconds from 1 to %d.",
+			msg, lim->max_input_bytes, lim->max_timeout_seconds);
+		break;
+	case BRIG_E_USAGE:
+		text = xasprintf("Invalid request, nothing ran: %s.", msg);
+		break;
+	case BRIG_E_UNAVAILABLE:
+		text = xasprintf("The sandbox is not available on this host, nothing ran: %s. "
+				 "This needs the operator; retrying will not help "
+				 "(sandbox_status has details).",
+				 msg);
+		break;
+	case BRIG_E_AUDIT:
+		text = xasprintf(
+			"The run could not be recorded in the operator's audit log, so its "
+			"result is withheld: %s.",
+			msg);
+		break;
+	case BRIG_E_BUSY:
+		text = xasprintf("The sandbox is busy, nothing ran: %s. Retry later.", msg);
+		break;
+	default:
+		text = xasprintf("The sandbox failed, nothing ran: %s.", msg);
+		break;
+	}
+	return mcp_tool_result(text, NULL, true);
+}
+
+static const char *str_or(json_object *o, const char *key, const char *dflt)
+{
+	json_object *v = NULL;
+	if (json_object_object_get_ex(o, key, &v) && json_object_is_type(v, json_type_string))
+		return json_object_get_string(v);
+	return dflt;
+}
+
+static void status_text(strbuf *sb, json_object *st, const brig_policy_limits *lim, int running,
+			int queued)
+{
+	const char *sel = str_or(st, "selected", NULL);
+	if (sel)
+		sb_printf(sb, "brig %s is ready: runs use backend %s (%s isolation, runtime %s).\n",
+			  brig_version(), sel, str_or(st, "isolation", "?"),
+			  str_or(st, "runtime", "?"));
+	else
+		sb_printf(sb, "brig %s cannot run code here: %s\n", brig_version(),
+			  str_or(st, "selection_error", "no backend is available"));
+	json_object *arr = NULL;
+	if (json_object_object_get_ex(st, "backends", &arr) &&
+	    json_object_is_type(arr, json_type_array)) {
+		sb_puts(sb, "Backends:\n");
+		for (size_t i = 0; i < json_object_array_length(arr); i++) {
+			json_object *b = json_object_array_get_idx(arr, i);
+			json_object *av = NULL;
+			bool ok = json_object_object_get_ex(b, "available", &av) &&
+				  json_object_get_boolean(av);
+			sb_printf(sb, "  %s (%s): ", str_or(b, "name", "?"),
+				  str_or(b, "isolation", "?"));
+			if (ok)
+				sb_printf(sb, "available, %s\n", str_or(b, "version", ""));
+			else
+				sb_printf(sb, "unavailable: %s\n",
+					  str_or(b, "reason", "no reason given"));
+		}
+	}
+	if (json_object_object_get_ex(st, "images", &arr) &&
+	    json_object_is_type(arr, json_type_array)) {
+		sb_puts(sb, "Images:\n");
+		for (size_t i = 0; i < json_object_array_length(arr); i++) {
+			json_object *im = json_object_array_get_idx(arr, i);
+			json_object *pv = NULL;
+			const char *state = "unknown";
+			if (json_object_object_get_ex(im, "present", &pv) && pv)
+				state = json_object_get_boolean(pv) ? "present" : "MISSING";
+			sb_printf(sb, "  %s: %s (%s)\n", str_or(im, "language", "?"),
+				  str_or(im, "image", "?"), state);
+		}
+	}
+	sb_printf(sb,
+		  "Limits: timeout %d s (at most %d s), memory %d MiB, %g CPU, code up to %ld "
+		  "bytes, output up to %ld bytes, network %s, %d concurrent runs.\n",
+		  lim->timeout_seconds, lim->max_timeout_seconds, lim->memory_mb, lim->cpus,
+		  lim->max_input_bytes, lim->max_output_bytes, lim->network ? "on" : "off",
+		  lim->max_concurrent_runs);
+	sb_printf(sb, "Load: %d running, %d queued.\n", running, queued);
+}
+
+static json_object *limits_json(const brig_policy_limits *lim)
+{
+	json_object *o = json_object_new_object();
+	json_object_object_add(o, "timeout_seconds", json_object_new_int(lim->timeout_seconds));
+	json_object_object_add(o, "max_timeout_seconds",
+			       json_object_new_int(lim->max_timeout_seconds));
+	json_object_object_add(o, "memory_mb", json_object_new_int(lim->memory_mb));
+	json_object_object_add(o, "cpus", json_object_new_double(lim->cpus));
+	json_object_object_add(o, "pids_limit", json_object_new_int(lim->pids_limit));
+	json_object_object_add(o, "max_input_bytes", json_object_new_int64(lim->max_input_bytes));
+	json_object_object_add(o, "max_output_bytes", json_object_new_int64(lim->max_output_bytes));
+	json_object_object_add(o, "network", json_object_new_boolean(lim->network));
+	json_object_object_add(o, "max_concurrent_runs",
+			       json_object_new_int(lim->max_concurrent_runs));
+	return o;
+}
+
+json_object *mcp_status_result(const char *status_json, const brig_policy_limits *lim, int running,
+			       int queued)
+{
+	json_object *st = status_json ? json_tokener_parse(status_json) : NULL;
+	if (!st || !json_object_is_type(st, json_type_object)) {
+		json_object_put(st);
+		return mcp_tool_result("The sandbox status could not be read (the library returned "
+				       "no valid status).",
+				       NULL, true);
+	}
+	json_object_object_add(st, "version", json_object_new_string(brig_version()));
+	json_object_object_add(st, "limits", limits_json(lim));
+	json_object *load = json_object_new_object();
+	json_object_object_add(load, "running", json_object_new_int(running));
+	json_object_object_add(load, "queued", json_object_new_int(queued));
+	json_object_object_add(st, "load", load);
+	strbuf sb;
+	sb_init(&sb);
+	status_text(&sb, st, lim, running, queued);
+	cleanup_free char *text = sb_steal(&sb);
+	return mcp_tool_result(text, st, false);
+}
