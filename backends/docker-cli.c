@@ -40,7 +40,8 @@ static char docker_path[4096]; /* resolved once; static storage: nothing to free
 static void find_docker(void)
 {
 	const char *env = getenv("BRIG_DOCKER");
-	cleanup_free char *found = env && env[0] == '/' ? xstrdup(env) : proc_find_in_path("docker");
+	cleanup_free char *found =
+		env && env[0] == '/' ? xstrdup(env) : proc_find_in_path("docker");
 	if (found && strlen(found) < sizeof docker_path)
 		memcpy(docker_path, found, strlen(found) + 1);
 }
@@ -64,7 +65,7 @@ static int cli_probe(brig_probe_info *info, brig_error **err)
 	snprintf(info->runtime, sizeof info->runtime, "runc");
 	if (!docker()) {
 		snprintf(info->reason, sizeof info->reason,
-		         "docker CLI not found in PATH (install docker.io: scripts/setup-host)");
+			 "docker CLI not found in PATH (install docker.io: scripts/setup-host)");
 		return 0;
 	}
 	const char *why = NULL;
@@ -74,7 +75,7 @@ static int cli_probe(brig_probe_info *info, brig_error **err)
 		return 0;
 	}
 	info->available = engine_ping(sock, 5000, info->version, sizeof info->version, info->reason,
-	                              sizeof info->reason) == 0;
+				      sizeof info->reason) == 0;
 	(void)err;
 	return 0;
 }
@@ -139,9 +140,9 @@ static int cli_oom_event(const char *name, time_t since, bool *oom, brig_error *
 	snprintf(since_s, sizeof since_s, "%lld", (long long)since - 1);
 	snprintf(until_s, sizeof until_s, "%lld", (long long)time(NULL) + 1);
 	cleanup_free char *filter = xasprintf("container=%s", name);
-	char *argv[] = {(char *)docker(), "events",   "--since", since_s, "--until", until_s,
-	                "--filter",       filter,     "--filter", "event=oom", "--format",
-	                "{{.Status}}",    NULL};
+	char *argv[] = { (char *)docker(), "events",      "--since", since_s,    "--until",
+			 until_s,          "--filter",    filter,    "--filter", "event=oom",
+			 "--format",       "{{.Status}}", NULL };
 	strbuf out, er;
 	sb_init(&out);
 	sb_init(&er);
@@ -151,7 +152,7 @@ static int cli_oom_event(const char *name, time_t since, bool *oom, brig_error *
 	if (st != 0) {
 		trim(&er);
 		r = plugin_fail(err, BRIG_E_SANDBOX, 0, "docker events failed: %s",
-		                er.len ? er.data : "no output");
+				er.len ? er.data : "no output");
 	}
 	sb_free(&out);
 	sb_free(&er);
@@ -312,7 +313,7 @@ static int settle(cli_run *cr, int client_status, time_t started, brig_error **e
 		const char *msg = client_error(&cr->cap.err);
 		if (msg)
 			return plugin_fail(err, BRIG_E_SANDBOX, 0, "the container did not run: %s",
-			                   msg + 8);
+					   msg + 8);
 	}
 	if (client_status == 137)
 		return cli_oom_event(cr->spec->name, started, &oc->oom_killed, err);
@@ -350,7 +351,7 @@ static int cli_run_spec(const brig_spec *spec, const brig_run_control *ctl, brig
 	/* --rm removed the box when it exited normally, and a stop's `rm -f` when brig stopped it;
 	 * anything else (the client failed or died) gets an explicit removal. */
 	bool removed = cr.killed ? proc_wait(&cr.rm, CLI_TIMEOUT_MS) == 0
-	                         : (status >= 0 && status < 125) || status == 137;
+				 : (status >= 0 && status < 125) || status == 137;
 	cleanup_error brig_error *rm_err = NULL;
 	int rr = removed ? 0 : cli_remove(spec->name, &rm_err);
 	if (r == 0 && rr < 0) {

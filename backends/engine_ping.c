@@ -28,14 +28,14 @@ const char *engine_socket_path(const char **why)
 
 static int connect_unix(const char *path, int timeout_ms)
 {
-	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	if (strlen(path) >= sizeof sa.sun_path)
 		return -ENAMETOOLONG;
 	memcpy(sa.sun_path, path, strlen(path) + 1);
 	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;
-	struct timeval tv = {.tv_sec = timeout_ms / 1000, .tv_usec = (timeout_ms % 1000) * 1000};
+	struct timeval tv = { .tv_sec = timeout_ms / 1000, .tv_usec = (timeout_ms % 1000) * 1000 };
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
 	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
 	if (connect(fd, (struct sockaddr *)&sa, sizeof sa) < 0) {
@@ -65,20 +65,23 @@ static void header_value(const char *head, const char *name, char *out, size_t l
 }
 
 int engine_ping(const char *sock, int timeout_ms, char *version, size_t vlen, char *reason,
-                size_t rlen)
+		size_t rlen)
 {
 	int fd = connect_unix(sock, timeout_ms);
 	if (fd < 0) {
 		if (fd == -EACCES || fd == -EPERM)
 			snprintf(reason, rlen,
-			         "permission denied on %s (run as root or join the docker group)", sock);
+				 "permission denied on %s (run as root or join the docker group)",
+				 sock);
 		else
-			snprintf(reason, rlen, "dockerd is not reachable at %s: %s (start it: "
-			                       "scripts/setup-host)",
-			         sock, strerror(-fd));
+			snprintf(reason, rlen,
+				 "dockerd is not reachable at %s: %s (start it: "
+				 "scripts/setup-host)",
+				 sock, strerror(-fd));
 		return fd;
 	}
-	static const char req[] = "GET /_ping HTTP/1.1\r\nHost: docker\r\nConnection: close\r\n\r\n";
+	static const char req[] =
+		"GET /_ping HTTP/1.1\r\nHost: docker\r\nConnection: close\r\n\r\n";
 	char buf[2048];
 	size_t got = 0;
 	int r = write_all(fd, req, sizeof req - 1) < 0 ? -errno : 0;
@@ -94,11 +97,12 @@ int engine_ping(const char *sock, int timeout_ms, char *version, size_t vlen, ch
 	}
 	close(fd);
 	buf[got] = '\0';
-	if (r == 0 && strncmp(buf, "HTTP/1.1 200", 12) != 0 && strncmp(buf, "HTTP/1.0 200", 12) != 0)
+	if (r == 0 && strncmp(buf, "HTTP/1.1 200", 12) != 0 &&
+	    strncmp(buf, "HTTP/1.0 200", 12) != 0)
 		r = -EPROTO;
 	if (r < 0) {
 		snprintf(reason, rlen, "dockerd at %s did not answer /_ping: %s", sock,
-		         r == -EPROTO ? "unexpected response" : strerror(-r));
+			 r == -EPROTO ? "unexpected response" : strerror(-r));
 		return r;
 	}
 	char server[128], api[32];

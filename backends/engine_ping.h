@@ -10,6 +10,6 @@
 const char *engine_socket_path(const char **why);
 /* 0 and "Docker/20.10.24 (API 1.41)" in version, or -errno with a reason (and how to fix it). */
 int engine_ping(const char *sock, int timeout_ms, char *version, size_t vlen, char *reason,
-                size_t rlen);
+		size_t rlen);
 
 #endif

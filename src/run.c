@@ -102,8 +102,10 @@ int brig_run(brig_ctx *ctx, const brig_request *req, const brig_run_options *opt
 	if (r == 0)
 		r = policy_make_spec(ctx->policy, req, mode, lb->info.runtime, lb->be->isolation,
 				     &spec, &notice, &refusal);
-	if (r == 0 && !spec)
-		r = brig_fail(&refusal, BRIG_E_SYSTEM, 0, "no container spec was built");
+	if (r >= 0 && !spec) {
+		brig_fail(&refusal, BRIG_E_SYSTEM, 0, "no container spec was built");
+		r = BRIG_E_SYSTEM;
+	}
 	if (r < 0) {
 		brig_error *ae = NULL;
 		audit_outcome(ctx, opts, req, sha, NULL, lb, NULL, refusal, &ae);

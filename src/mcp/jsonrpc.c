@@ -418,7 +418,8 @@ int jsonrpc_parse(const char *line, size_t len, jsonrpc_msg *msg)
 		msg->id = id_echo(id, id_raw, id_len);
 
 	if (!json_object_object_get_ex(root, "jsonrpc", &v) ||
-	    !json_object_is_type(v, json_type_string) || strcmp(json_object_get_string(v), "2.0"))
+	    !json_object_is_type(v, json_type_string) ||
+	    strcmp(json_object_get_string(v), "2.0") != 0)
 		return msg_invalid(msg, JSONRPC_INVALID_REQUEST,
 				   "Invalid Request: \"jsonrpc\" must be \"2.0\"");
 	if (has_id && !id_ok)

@@ -228,8 +228,8 @@ char *mcp_run_code_args(json_object *args, brig_request *req, char **code)
 	json_object_object_foreach(args, key, val)
 	{
 		(void)val;
-		if (strcmp(key, "language") && strcmp(key, "code") &&
-		    strcmp(key, "timeout_seconds"))
+		if (strcmp(key, "language") != 0 && strcmp(key, "code") != 0 &&
+		    strcmp(key, "timeout_seconds") != 0)
 			return xasprintf(
 				"Unknown argument \"%.64s\": run_code takes only language, code "
 				"and timeout_seconds. The image, network, mounts, environment "

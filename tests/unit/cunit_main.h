@@ -14,7 +14,8 @@ static inline int brig_cunit_run(const char *suite_name, CU_TestInfo *tests)
 {
 	if (CU_initialize_registry() != CUE_SUCCESS)
 		return 99;
-	CU_SuiteInfo suites[] = {{(char *)suite_name, NULL, NULL, NULL, NULL, tests}, CU_SUITE_INFO_NULL};
+	CU_SuiteInfo suites[] = { { (char *)suite_name, NULL, NULL, NULL, NULL, tests },
+				  CU_SUITE_INFO_NULL };
 	if (CU_register_suites(suites) != CUE_SUCCESS) {
 		fprintf(stderr, "CUnit: %s\n", CU_get_error_msg());
 		CU_cleanup_registry();
@@ -30,7 +31,10 @@ static inline int brig_cunit_run(const char *suite_name, CU_TestInfo *tests)
 	return failed ? 1 : 0;
 }
 
-#define BRIG_CUNIT_MAIN(name, tests)                                                               \
-	int main(void) { return brig_cunit_run((name), (tests)); }
+#define BRIG_CUNIT_MAIN(name, tests)                    \
+	int main(void)                                  \
+	{                                               \
+		return brig_cunit_run((name), (tests)); \
+	}
 
 #endif
