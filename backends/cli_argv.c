@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli_argv.h"
+#include "spec-access.h"
 #include "util.h"
 
 typedef struct argv_builder {
@@ -83,6 +84,8 @@ char **cli_render_argv(const brig_spec *spec, const char *docker, const char *se
 	add2(&b, "--user", xstrdup(spec->user));
 	add2(&b, "--workdir", xstrdup(spec->workdir));
 	add2(&b, "--hostname", xstrdup(spec->hostname));
+	if (SPEC_GET(spec, dns))
+		add2(&b, "--dns", xstrdup(spec->dns));
 	for (char **e = spec->env; e && *e; e++)
 		add2(&b, "--env", xstrdup(*e));
 	add2(&b, "--log-driver", xstrdup(spec->log_driver));

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "dock.h"
+#include "spec-access.h"
 #include "dock_http.h"
 #include "plugin_host.h"
 
@@ -88,6 +89,11 @@ static json_object *host_config(const brig_spec *s, bool full_seccomp)
 {
 	json_object *hc = json_object_new_object();
 	add_str(hc, "NetworkMode", s->network);
+	if (SPEC_GET(s, dns)) {
+		json_object *dns = json_object_new_array();
+		json_object_array_add(dns, json_object_new_string(s->dns));
+		json_object_object_add(hc, "Dns", dns);
+	}
 	add_str(hc, "Runtime", s->runtime);
 	add_bool(hc, "ReadonlyRootfs", s->read_only_rootfs);
 	if (s->tmpfs_path) {

@@ -48,6 +48,10 @@ typedef struct brig_spec {
 	int64_t timeout_ms;      /* wall time, from the container start request */
 	size_t max_output_bytes; /* stdout + stderr combined, enforced while reading */
 	size_t max_input_bytes;
+
+	/* --- appended after ABI 1.0 (check struct_size) --- */
+	char *dns; /* the box's only nameserver; without a network a neutral address that routes
+	            * nowhere, so the host's resolver configuration never shows inside */
 } brig_spec;
 
 #endif /* BRIG_SPEC_H */
