@@ -1,0 +1,519 @@
+/* pool.c - the warm pool (see pool.h for the rules).
+ *
+ * One mutex guards everything; no engine call is made while holding it.  Workers loop:
+ * remove a used or drained container if there is one (also while stopping), else start one
+ * for the language with the fewest idle + starting containers that is below warm_pool, has
+ * no failure backoff running and fits the memory budget, else sleep until a take, a release,
+ * the end of a run, a backoff or the stop wakes them.
+ *
+ * Starting a container costs the engine (and the CPUs) about what a cold run costs, so refills
+ * never compete with runs for more than the operator allows: runs + starts stay within
+ * max_concurrent_runs (under saturation the pool simply stops refilling and costs nothing), and
+ * while runs are in flight only a language with no idle container is refilled (a start next
+ * to a warm run slows it; the others are refilled once the runs are done).  The backend is chosen
+ * once, by the first worker (dispatch_select probes, which must not block brig_ctx_new).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <string.h>
+#include <time.h>
+
+#include "loader.h"
+#include "pool.h"
+
+#define BACKOFF_MIN_MS   1000
+#define BACKOFF_MAX_MS   60000
+#define WORKER_STACK     (256 * 1024) /* engine calls and JSON: well under 64 KiB used */
+#define STOP_HELPERS     12           /* extra threads removing containers at the stop */
+#define POOL_ERROR_BYTES 300
+
+struct pool_entry {
+	pool_entry *next;
+	const loaded_backend *lb;
+	brig_spec *spec; /* what it was started with: its name and its box */
+	void *handle;    /* the backend's */
+};
+
+enum pool_state { POOL_STARTING, POOL_ON, POOL_DISABLED };
+
+struct brig_pool {
+	brig_ctx *ctx;
+	int target;  /* warm_pool */
+	int max_ops; /* max_concurrent_runs: runs + starts at once */
+	long memory_mb, budget_mb;
+	pthread_mutex_t lock;
+	pthread_cond_t work;    /* workers wait here */
+	pthread_cond_t changed; /* pool_wait_idle and the backend choice wait here */
+	enum pool_state state;
+	bool choosing;
+	const loaded_backend *lb;
+	char *reason; /* why POOL_DISABLED */
+	pool_entry *idle[BRIG_LANG_COUNT];
+	int n_idle[BRIG_LANG_COUNT], n_starting[BRIG_LANG_COUNT];
+	int64_t retry_at[BRIG_LANG_COUNT];
+	int backoff_ms[BRIG_LANG_COUNT];
+	char *error[BRIG_LANG_COUNT]; /* the last failed start, until one succeeds */
+	pool_entry *removals;
+	int n_removing;
+	int running;
+	bool stopping;
+	long taken, started, drained;
+	pthread_t threads[POOL_WORKERS];
+	int n_threads;
+};
+
+static void entry_free(pool_entry *e)
+{
+	spec_free(e->spec);
+	free(e);
+}
+
+/* ---- under the lock ------------------------------------------------------------------- */
+
+static int total(const int *v)
+{
+	int n = 0;
+	for (int l = 0; l < BRIG_LANG_COUNT; l++)
+		n += v[l];
+	return n;
+}
+
+/* One more container fits: (idle + starting + running + 1) * memory_mb <= budget. */
+static bool budget_allows(const brig_pool *p)
+{
+	long n = total(p->n_idle) + total(p->n_starting) + p->running + 1;
+	return n * p->memory_mb <= p->budget_mb;
+}
+
+/* The language to start a container for now, or -1; *wake_at: the earliest backoff end. */
+static int pick_language(const brig_pool *p, int64_t now, int64_t *wake_at)
+{
+	int best = -1, best_have = 0;
+	if (p->running + total(p->n_starting) >= p->max_ops)
+		return -1;
+	for (int l = 0; l < BRIG_LANG_COUNT; l++) {
+		int have = p->n_idle[l] + p->n_starting[l];
+		if (have >= p->target || (p->running > 0 && p->n_idle[l] > 0))
+			continue;
+		if (now < p->retry_at[l]) {
+			if (!*wake_at || p->retry_at[l] < *wake_at)
+				*wake_at = p->retry_at[l];
+			continue;
+		}
+		if (best < 0 || have < best_have)
+			best = l, best_have = have;
+	}
+	return best >= 0 && budget_allows(p) ? best : -1;
+}
+
+static void push_removal(brig_pool *p, pool_entry *e)
+{
+	e->next = p->removals;
+	p->removals = e;
+	pthread_cond_signal(&p->work);
+}
+
+/* Every idle container of `lang` goes to removal. */
+static void drain(brig_pool *p, int lang)
+{
+	while (p->idle[lang]) {
+		pool_entry *e = p->idle[lang];
+		p->idle[lang] = e->next;
+		p->n_idle[lang]--;
+		p->drained++;
+		push_removal(p, e);
+	}
+	pthread_cond_broadcast(&p->work);
+}
+
+static void append_idle(brig_pool *p, int lang, pool_entry *e)
+{
+	pool_entry **pp = &p->idle[lang];
+	while (*pp)
+		pp = &(*pp)->next;
+	e->next = NULL;
+	*pp = e; /* oldest first: the next take gets the container that waited longest */
+	p->n_idle[lang]++;
+	pthread_cond_broadcast(&p->changed);
+}
+
+static void set_error(brig_pool *p, int lang, const char *msg)
+{
+	free(p->error[lang]);
+	p->error[lang] = msg ? xstrndup(msg, strnlen(msg, POOL_ERROR_BYTES)) : NULL;
+}
+
+/* ---- workers ---------------------------------------------------------------------------- */
+
+/* Choose the backend once; the other workers wait for the answer.  Locked on entry/exit. */
+static void choose_backend(brig_pool *p)
+{
+	while (p->choosing)
+		pthread_cond_wait(&p->changed, &p->lock);
+	if (p->state != POOL_STARTING)
+		return;
+	p->choosing = true;
+	pthread_mutex_unlock(&p->lock);
+	loaded_backend *lb = NULL;
+	brig_error *e = NULL;
+	char *why = NULL;
+	if (dispatch_select(p->ctx, p->ctx->policy, &lb, &e) < 0)
+		why = xasprintf("no backend: %s", e && e->message ? e->message : "?");
+	else if (!BE_HOOK(lb->be, prepare) || !BE_HOOK(lb->be, run_prepared) ||
+		 !BE_HOOK(lb->be, discard))
+		why = xasprintf("backend %s cannot prepare containers", lb->be->name);
+	brig_error_free(e);
+	pthread_mutex_lock(&p->lock);
+	p->choosing = false;
+	p->lb = why ? NULL : lb;
+	p->reason = why;
+	p->state = why ? POOL_DISABLED : POOL_ON;
+	core_debug("pool: %s%s%s", why ? "disabled: " : "backend ", why ? why : lb->be->name,
+		   why ? "" : ", filling");
+	pthread_cond_broadcast(&p->changed);
+	pthread_cond_broadcast(&p->work);
+}
+
+/* Start one container for `lang` (no lock held): the spec a run of `lang` would get. */
+static pool_entry *start_one(brig_pool *p, int lang, brig_error **err)
+{
+	const loaded_backend *lb = p->lb;
+	brig_request req = { .language = (brig_language)lang, .code = "", .code_len = 0 };
+	brig_spec *spec = NULL;
+	char *notice = NULL;
+	int r = policy_make_spec(p->ctx->policy, &req, BRIG_TIMEOUT_CLAMP, lb->info.runtime,
+				 lb->be->isolation, &spec, &notice, err);
+	free(notice);
+	if (r < 0)
+		return NULL;
+	void *handle = NULL;
+	int64_t t0 = now_ms();
+	if (lb->be->prepare(spec, &handle, err) < 0) {
+		spec_free(spec);
+		return NULL;
+	}
+	core_debug("pool: %s %s started in %lld ms", brig_language_name((brig_language)lang),
+		   spec->name, (long long)(now_ms() - t0));
+	pool_entry *e = xcalloc(1, sizeof *e);
+	e->lb = lb;
+	e->spec = spec;
+	e->handle = handle;
+	return e;
+}
+
+/* Start a container for `lang` and file it.  Locked on entry and exit. */
+static void refill(brig_pool *p, int lang)
+{
+	p->n_starting[lang]++;
+	pthread_cond_signal(&p->work); /* another worker may start one more meanwhile */
+	pthread_mutex_unlock(&p->lock);
+	brig_error *err = NULL;
+	pool_entry *e = start_one(p, lang, &err);
+	pthread_mutex_lock(&p->lock);
+	p->n_starting[lang]--;
+	if (e) {
+		p->started++;
+		p->backoff_ms[lang] = 0;
+		p->retry_at[lang] = 0;
+		set_error(p, lang, NULL);
+		if (p->stopping)
+			push_removal(p, e);
+		else
+			append_idle(p, lang, e);
+	} else {
+		int b = p->backoff_ms[lang] ? p->backoff_ms[lang] * 2 : BACKOFF_MIN_MS;
+		p->backoff_ms[lang] = b > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : b;
+		p->retry_at[lang] = now_ms() + p->backoff_ms[lang];
+		set_error(p, lang, err && err->message ? err->message : "unknown error");
+		core_debug("pool: %s: start failed (retry in %d ms): %s",
+			   brig_language_name((brig_language)lang), p->backoff_ms[lang],
+			   p->error[lang]);
+		pthread_cond_broadcast(&p->changed);
+	}
+	brig_error_free(err);
+}
+
+/* Remove one container (no lock held while the engine works).  Locked on entry and exit. */
+static void remove_one(brig_pool *p)
+{
+	pool_entry *e = p->removals;
+	p->removals = e->next;
+	p->n_removing++;
+	pthread_mutex_unlock(&p->lock);
+	e->lb->be->discard(e->handle);
+	entry_free(e);
+	pthread_mutex_lock(&p->lock);
+	p->n_removing--;
+	pthread_cond_broadcast(&p->changed);
+	pthread_cond_signal(&p->work); /* the budget may allow a start now */
+}
+
+static void wait_until(brig_pool *p, int64_t wake_at)
+{
+	if (!wake_at) {
+		pthread_cond_wait(&p->work, &p->lock);
+		return;
+	}
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	int64_t left = wake_at - now_ms();
+	if (left <= 0)
+		return;
+	ts.tv_sec += left / 1000;
+	ts.tv_nsec += (left % 1000) * 1000000L;
+	if (ts.tv_nsec >= 1000000000L) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000L;
+	}
+	pthread_cond_timedwait(&p->work, &p->lock, &ts);
+}
+
+static void *worker_main(void *arg)
+{
+	brig_pool *p = arg;
+	pthread_mutex_lock(&p->lock);
+	if (!p->stopping)
+		choose_backend(p);
+	for (;;) {
+		if (p->removals) {
+			remove_one(p);
+			continue;
+		}
+		if (p->stopping || p->state != POOL_ON)
+			break;
+		int64_t wake_at = 0;
+		int lang = pick_language(p, now_ms(), &wake_at);
+		if (lang >= 0)
+			refill(p, lang);
+		else
+			wait_until(p, wake_at);
+	}
+	pthread_mutex_unlock(&p->lock);
+	return NULL;
+}
+
+/* ---- the API ------------------------------------------------------------------------------ */
+
+brig_pool *pool_new(brig_ctx *ctx)
+{
+	const brig_policy *pol = ctx->policy;
+	if (pol->warm_pool <= 0)
+		return NULL;
+	brig_pool *p = xcalloc(1, sizeof *p);
+	p->ctx = ctx;
+	p->target = pol->warm_pool;
+	p->max_ops = pol->max_concurrent_runs > 0 ? pol->max_concurrent_runs : 1;
+	p->memory_mb = pol->memory_mb;
+	p->budget_mb = pol->memory_budget_mb;
+	pthread_mutex_init(&p->lock, NULL);
+	pthread_condattr_t ca;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&p->work, &ca);
+	pthread_condattr_destroy(&ca);
+	pthread_cond_init(&p->changed, NULL);
+	int n = p->target * BRIG_LANG_COUNT;
+	if (n > POOL_WORKERS)
+		n = POOL_WORKERS;
+	pthread_attr_t attr;
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, WORKER_STACK);
+	for (int i = 0; i < n; i++) {
+		if (pthread_create(&p->threads[i], &attr, worker_main, p) != 0)
+			break;
+		p->n_threads++;
+	}
+	pthread_attr_destroy(&attr);
+	if (p->n_threads == 0) {
+		p->state = POOL_DISABLED;
+		p->reason = xstrdup("cannot start a worker thread");
+	}
+	return p;
+}
+
+/* At the stop: remove containers until none is left to remove. */
+static void *helper_main(void *arg)
+{
+	brig_pool *p = arg;
+	pthread_mutex_lock(&p->lock);
+	while (p->removals)
+		remove_one(p);
+	pthread_mutex_unlock(&p->lock);
+	return NULL;
+}
+
+void pool_free(brig_pool *p)
+{
+	if (!p)
+		return;
+	int64_t t0 = now_ms();
+	pthread_mutex_lock(&p->lock);
+	p->stopping = true;
+	for (int l = 0; l < BRIG_LANG_COUNT; l++)
+		drain(p, l);
+	int pending = 0;
+	for (const pool_entry *e = p->removals; e; e = e->next)
+		pending++;
+	pthread_cond_broadcast(&p->work);
+	pthread_cond_broadcast(&p->changed);
+	pthread_mutex_unlock(&p->lock);
+	/* The engine removes containers in parallel well (a runsc sandbox takes ~1 s to stop):
+	 * every idle container at once, not workers-at-a-time, keeps the shutdown prompt. */
+	pthread_t helpers[STOP_HELPERS];
+	int n_helpers = 0;
+	pthread_attr_t attr;
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, WORKER_STACK);
+	while (n_helpers < STOP_HELPERS && n_helpers < pending - p->n_threads &&
+	       pthread_create(&helpers[n_helpers], &attr, helper_main, p) == 0)
+		n_helpers++;
+	pthread_attr_destroy(&attr);
+	for (int i = 0; i < n_helpers; i++)
+		pthread_join(helpers[i], NULL);
+	for (int i = 0; i < p->n_threads; i++)
+		pthread_join(p->threads[i], NULL);
+	/* only without any worker can something be left: remove it here */
+	while (p->removals) {
+		pool_entry *e = p->removals;
+		p->removals = e->next;
+		e->lb->be->discard(e->handle);
+		entry_free(e);
+	}
+	core_debug("pool: stopped in %lld ms (%ld started, %ld taken, %ld drained)",
+		   (long long)(now_ms() - t0), p->started, p->taken, p->drained);
+	for (int l = 0; l < BRIG_LANG_COUNT; l++)
+		free(p->error[l]);
+	free(p->reason);
+	pthread_cond_destroy(&p->work);
+	pthread_cond_destroy(&p->changed);
+	pthread_mutex_destroy(&p->lock);
+	free(p);
+}
+
+pool_entry *pool_take(brig_pool *p, const loaded_backend *lb, brig_language lang,
+		      const brig_spec *spec)
+{
+	if (!p || (unsigned)lang >= BRIG_LANG_COUNT)
+		return NULL;
+	pthread_mutex_lock(&p->lock);
+	pool_entry *e = p->idle[lang];
+	if (e && e->lb == lb && !spec_same_box(e->spec, spec)) {
+		core_debug("pool: %s: the box changed (policy files?): draining %d idle",
+			   brig_language_name(lang), p->n_idle[lang]);
+		drain(p, (int)lang);
+		e = NULL;
+	} else if (e && e->lb == lb) {
+		p->idle[lang] = e->next;
+		p->n_idle[lang]--;
+		p->taken++;
+		e->next = NULL;
+		pthread_cond_signal(&p->work); /* refill */
+	} else {
+		e = NULL;
+	}
+	pthread_mutex_unlock(&p->lock);
+	return e;
+}
+
+char *pool_entry_name(const pool_entry *e)
+{
+	return e->spec->name;
+}
+
+void *pool_entry_handle(const pool_entry *e)
+{
+	return e->handle;
+}
+
+void pool_release(brig_pool *p, pool_entry *e)
+{
+	pthread_mutex_lock(&p->lock);
+	push_removal(p, e);
+	pthread_mutex_unlock(&p->lock);
+}
+
+void pool_run_begin(brig_pool *p)
+{
+	if (!p)
+		return;
+	pthread_mutex_lock(&p->lock);
+	p->running++;
+	pthread_mutex_unlock(&p->lock);
+}
+
+void pool_run_end(brig_pool *p)
+{
+	if (!p)
+		return;
+	pthread_mutex_lock(&p->lock);
+	p->running--;
+	pthread_cond_signal(&p->work); /* the budget may allow a start now */
+	pthread_mutex_unlock(&p->lock);
+}
+
+static json_object *languages_json(const brig_pool *p)
+{
+	json_object *o = json_object_new_object();
+	for (int l = 0; l < BRIG_LANG_COUNT; l++) {
+		json_object *x = json_object_new_object();
+		json_object_object_add(x, "idle", json_object_new_int(p ? p->n_idle[l] : 0));
+		json_object_object_add(x, "starting",
+				       json_object_new_int(p ? p->n_starting[l] : 0));
+		json_object_object_add(
+			x, "error", p && p->error[l] ? json_object_new_string(p->error[l]) : NULL);
+		json_object_object_add(o, brig_language_name((brig_language)l), x);
+	}
+	return o;
+}
+
+json_object *pool_status_json(brig_pool *p, const brig_policy *policy)
+{
+	static const char *const states[] = {
+		[POOL_STARTING] = "starting", [POOL_ON] = "on", [POOL_DISABLED] = "disabled"
+	};
+	json_object *o = json_object_new_object();
+	json_object_object_add(o, "warm_pool", json_object_new_int(policy->warm_pool));
+	json_object_object_add(o, "memory_budget_mb",
+			       json_object_new_int(policy->memory_budget_mb));
+	if (p)
+		pthread_mutex_lock(&p->lock);
+	json_object_object_add(o, "state", json_object_new_string(p ? states[p->state] : "off"));
+	json_object_object_add(o, "backend",
+			       p && p->lb ? json_object_new_string(p->lb->be->name) : NULL);
+	json_object_object_add(o, "reason",
+			       p && p->reason ? json_object_new_string(p->reason) : NULL);
+	json_object_object_add(o, "running", json_object_new_int(p ? p->running : 0));
+	int removing = p ? p->n_removing : 0;
+	for (const pool_entry *e = p ? p->removals : NULL; e; e = e->next)
+		removing++;
+	json_object_object_add(o, "removing", json_object_new_int(removing));
+	json_object_object_add(o, "languages", languages_json(p));
+	json_object_object_add(o, "taken", json_object_new_int64(p ? p->taken : 0));
+	json_object_object_add(o, "started", json_object_new_int64(p ? p->started : 0));
+	json_object_object_add(o, "drained", json_object_new_int64(p ? p->drained : 0));
+	if (p)
+		pthread_mutex_unlock(&p->lock);
+	return o;
+}
+
+bool pool_wait_idle(brig_pool *p, brig_language lang, int n, int timeout_ms)
+{
+	if (!p || (unsigned)lang >= BRIG_LANG_COUNT)
+		return false;
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += timeout_ms / 1000;
+	ts.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+	if (ts.tv_nsec >= 1000000000L) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000L;
+	}
+	pthread_mutex_lock(&p->lock);
+	int r = 0;
+	while (p->n_idle[lang] < n && p->state != POOL_DISABLED && !p->stopping && r == 0)
+		r = pthread_cond_timedwait(&p->changed, &p->lock, &ts);
+	bool ok = p->n_idle[lang] >= n;
+	pthread_mutex_unlock(&p->lock);
+	return ok;
+}

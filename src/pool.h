@@ -1,0 +1,56 @@
+/* pool.h - the warm pool: per context and language, up to `warm_pool` containers already
+ * STARTED with exactly the box the next run of that language gets, each with its interpreter
+ * blocked reading the code from stdin.
+ *
+ * Rules (issue 7): a container runs untrusted code once and is never reused; the pool never
+ * holds more than warm_pool idle (or starting) containers per language; idle + starting +
+ * running containers times memory_mb stay within memory_budget_mb, or the pool stops
+ * refilling; the containers carry the brig labels (brig gc removes them when their owner
+ * died); brig_ctx_free removes them all before it returns.  A run whose spec no longer
+ * matches the idle containers' box (a changed seccomp profile file) drains that language.
+ * The policy of a context is immutable: a new policy is a new context with a new pool.
+ *
+ * Workers (at most POOL_WORKERS threads) refill in the background and remove used and
+ * drained containers, removals first.
+ */
+#ifndef BRIG_POOL_H
+#define BRIG_POOL_H
+
+#include <stdbool.h>
+
+#include <json-c/json.h>
+
+#include "internal.h"
+
+#define POOL_WORKERS 4
+
+typedef struct pool_entry pool_entry;
+
+/* The pool of ctx, its workers started; NULL when the policy's warm_pool is 0.  Never
+ * blocks: the backend is chosen and probed by the workers. */
+brig_pool *pool_new(brig_ctx *ctx);
+/* Stop refilling, remove every container (idle, starting, used), join the workers. */
+void pool_free(brig_pool *pool);
+
+/* An idle container of backend lb whose box is exactly spec's, or NULL (pool NULL, empty, or
+ * of another box: then that language is drained and refilled with the current box). */
+pool_entry *pool_take(brig_pool *pool, const loaded_backend *lb, brig_language lang,
+		      const brig_spec *spec);
+char *pool_entry_name(const pool_entry *e);
+void *pool_entry_handle(const pool_entry *e);
+/* A taken container is done with (run or not): removed in the background. */
+void pool_release(brig_pool *pool, pool_entry *e);
+
+/* Runs in flight on the context (pooled or not) count against the memory budget. */
+void pool_run_begin(brig_pool *pool);
+void pool_run_end(brig_pool *pool);
+
+/* {"warm_pool","memory_budget_mb","state","backend","reason","running","removing",
+ *  "languages":{"python":{"idle","starting","error"},...},"taken","started","drained"} */
+json_object *pool_status_json(brig_pool *pool, const brig_policy *policy);
+
+/* Tests and benchmarks: wait until `lang` has at least `n` idle containers; false on
+ * timeout or when the pool cannot fill. */
+bool pool_wait_idle(brig_pool *pool, brig_language lang, int n, int timeout_ms);
+
+#endif

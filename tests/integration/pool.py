@@ -1,0 +1,183 @@
+#!/usr/bin/env python3
+"""The warm pool against the real dockerd, through one `brig mcp` (policy warm_pool 2).
+
+Pooled runs succeed and say pooled:true, every container runs one call and is gone after it,
+the pool refills; timeout (counted from the hand-over, not from the container's start), OOM,
+output limit and cancellation hold on pooled containers; a clean shutdown leaves nothing;
+`brig gc` removes the pool of a SIGKILLed server.  $BRIG_TEST_BACKEND: docker-api or gvisor.
+"""
+import json
+import os
+import signal
+import subprocess
+import tempfile
+import time
+
+import brigtest
+from brigtest import BACKEND, BRIG, container_exists, docker, main
+from mcpclient import brig_mcp
+
+WARM = 2
+_server = None
+
+
+def server():
+    """One server for the run tests (its pool is what they exercise)."""
+    global _server
+    if _server is None:
+        policy = tempfile.NamedTemporaryFile("w", suffix=".json", delete=False)
+        json.dump({"warm_pool": WARM, "backend": BACKEND}, policy)
+        policy.close()
+        _server = brig_mcp(BRIG, "--policy", policy.name, "-q")
+        _server.wait_pool({"python": WARM, "shell": WARM})
+    return _server
+
+
+def short(r):
+    """A result for an assertion message, its output cut short."""
+    r = dict(r)
+    for k in ("stdout", "stderr"):
+        if isinstance(r.get(k), str) and len(r[k]) > 200:
+            r[k] = r[k][:200] + f"...({len(r[k])} chars)"
+    return r
+
+
+def owned_by(pid):
+    r = docker("ps", "-a", "--filter", "label=brig=1", "--format", '{{.Names}} {{.Label "brig.owner"}}')
+    return [l.split()[0] for l in r.stdout.splitlines() if l.split()[1:] and l.split()[1].startswith(f"{pid}:")]
+
+
+def wait_gone(names, timeout=10):
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        left = [n for n in names if container_exists(n)]
+        if not left:
+            return
+        time.sleep(0.1)
+    raise AssertionError(f"containers not removed: {left}")
+
+
+def test_pooled_runs_once_each_and_refill():
+    s = server()
+    names = []
+    for i in range(4):
+        s.wait_pool({"python": WARM})
+        r = s.run_code("python", f"print({i} * 7)")
+        assert r["verdict"] == "success" and r["stdout"] == f"{i * 7}\n", short(r)
+        assert r["pooled"] is True and r["backend"] == BACKEND, short(r)
+        names.append(r["container"])
+    assert len(set(names)) == len(names), names  # never reused
+    wait_gone(names)  # each removed after its one run
+    pool = s.wait_pool({"python": WARM})  # refilled
+    assert pool["languages"]["python"]["idle"] == WARM, pool  # and never above warm_pool
+    assert len(owned_by(s.pid)) <= 3 * WARM, owned_by(s.pid)
+
+
+def test_fresh_box_every_call():
+    s = server()
+    s.wait_pool({"shell": WARM})
+    r = s.run_code("shell", "ls /tmp; echo secret > /tmp/left-behind; id -u")
+    assert r["pooled"] and r["stdout"].split() == ["65534"], short(r)
+    s.wait_pool({"shell": WARM})
+    r = s.run_code("shell", "ls /tmp; echo done")
+    assert r["pooled"] and r["stdout"] == "done\n", short(r)
+
+
+def test_timeout_counts_from_handover():
+    s = server()
+    s.wait_pool({"python": WARM})
+    time.sleep(2.5)  # idle longer than the timeout: a deadline from the start would fire at once
+    t0 = time.monotonic()
+    r = s.run_code("python", "import time\nprint('started', flush=True)\ntime.sleep(60)", timeout_seconds=2)
+    elapsed = time.monotonic() - t0
+    assert r["pooled"] and r["verdict"] == "timeout" and r["timed_out"], short(r)
+    assert r["stdout"] == "started\n", r  # the program ran until the deadline
+    assert 1900 <= r["duration_ms"] < 5000 and elapsed < 5, (short(r), elapsed)
+    wait_gone([r["container"]])
+
+
+def test_oom_on_pooled():
+    s = server()
+    s.wait_pool({"python": WARM})
+    r = s.run_code("python", "x = []\nwhile True:\n    x.append(bytearray(16 * 1024 * 1024))\n", timeout_seconds=20)
+    assert r["pooled"] and r["verdict"] == "oom" and r["oom_killed"] and r["exit_code"] == 137, short(r)
+
+
+def test_output_limit_on_pooled():
+    s = server()
+    s.wait_pool({"python": WARM})
+    r = s.run_code("python", "import sys\nsys.stdout.write('x' * (10 * 1024 * 1024))\n")
+    assert r["pooled"] and r["verdict"] == "output_limit" and r["output_truncated"], short(r)
+    assert len(r["stdout"]) + len(r["stderr"]) == 131072, len(r["stdout"])
+    wait_gone([r["container"]])
+
+
+def test_cancel_on_pooled():
+    s = server()
+    s.wait_pool({"python": WARM})
+    before = set(owned_by(s.pid))
+    rid = s.send_request("tools/call", {"name": "run_code", "arguments": {
+        "language": "python", "code": "import time\ntime.sleep(60)", "timeout_seconds": 30}})
+    time.sleep(1.0)
+    s.notify("notifications/cancelled", {"requestId": rid, "reason": "test"})
+    time.sleep(1.5)
+    assert rid not in s.responses, s.responses.get(rid)  # no response for a cancelled call
+    st = s.status()["pool"]
+    assert st["taken"] >= 1, st
+    r = s.run_code("python", "print('after')")  # the server goes on
+    assert r["verdict"] == "success", short(r)
+    gone = [n for n in before if not container_exists(n)]
+    assert gone, "the cancelled call used no pooled container"
+
+
+def test_shutdown_leaves_nothing():
+    global _server
+    s = server()
+    s.wait_pool({"python": WARM, "node": WARM, "shell": WARM})
+    assert len(owned_by(s.pid)) >= 3 * WARM, owned_by(s.pid)
+    t0 = time.monotonic()
+    rc = s.close()
+    took = time.monotonic() - t0
+    _server = None
+    assert rc == 0, rc
+    assert owned_by(s.pid) == [], owned_by(s.pid)
+    assert took < 5, took
+    print(f"    shutdown with {3 * WARM} idle containers: {took * 1000:.0f} ms")
+
+
+def test_gc_after_sigkill():
+    s = brig_mcp(BRIG, "--backend", BACKEND, "-q")
+    s.wait_pool({"python": WARM, "node": WARM, "shell": WARM})
+    pid = s.pid
+    os.kill(pid, signal.SIGKILL)
+    s.p.wait()
+    left = owned_by(pid)
+    assert len(left) >= 3 * WARM, left
+    r = subprocess.run([BRIG, "gc"], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r
+    assert owned_by(pid) == [], owned_by(pid)
+
+
+def test_cli_run_never_pools():
+    r = brigtest.brig(code="print(1)")
+    assert r["verdict"] == "success" and r["pooled"] is False, r
+
+
+def require_backend():
+    r = subprocess.run([BRIG, "doctor", "--json"], capture_output=True, text=True, timeout=120)
+    try:
+        backends = {b["name"]: b for b in json.loads(r.stdout)["backends"]}
+    except (ValueError, KeyError):
+        brigtest.skip(f"brig doctor failed: {r.stderr.strip()[-300:]}")
+    b = backends.get(BACKEND)
+    if not b or not b["available"]:
+        brigtest.skip(f"backend {BACKEND} is not usable here: {b['reason'] if b else 'not installed'}")
+
+
+if __name__ == "__main__":
+    brigtest.require_engine()
+    require_backend()
+    main([test_pooled_runs_once_each_and_refill, test_fresh_box_every_call,
+          test_timeout_counts_from_handover, test_oom_on_pooled, test_output_limit_on_pooled,
+          test_cancel_on_pooled, test_shutdown_leaves_nothing, test_gc_after_sigkill,
+          test_cli_run_never_pools])
