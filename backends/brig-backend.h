@@ -26,7 +26,7 @@
 #include "spec.h"
 
 #define BRIG_BACKEND_ABI_MAJOR    1
-#define BRIG_BACKEND_ABI_MINOR    0
+#define BRIG_BACKEND_ABI_MINOR    1 /* 1: prepare, run_prepared, discard */
 #define BRIG_BACKEND_ENTRY_SYMBOL "brig_backend_entry"
 
 enum brig_log_level {
@@ -92,6 +92,22 @@ typedef struct brig_backend {
 	 * malloc'ed strings; for `brig gc`. */
 	int (*list_labelled)(const char *label, char ***names, char ***owner_labels,
 			     brig_error **err);
+
+	/* ---- ABI 1.1: prepared containers, for the host's warm pool ---- */
+	/* Create, attach and START a container with exactly `spec` (its stdin_data and timeout_ms
+	 * are ignored), its program blocked reading the code from stdin.  *handle belongs to the
+	 * plugin; the host ends every handle with exactly one discard(). */
+	int (*prepare)(const brig_spec *spec, void **handle, brig_error **err);
+	/* Hand spec->stdin_data to a prepared container and collect the result exactly as run()
+	 * does; the wall-time limit (spec->timeout_ms) starts now.  At most once per handle.
+	 * Returns BRIG_E_UNAVAILABLE, having sent nothing, when the container is no longer
+	 * waiting for its code (it exited, the engine restarted): the host may then run the
+	 * request elsewhere.  The container is left for discard() to remove. */
+	int (*run_prepared)(void *handle, const brig_spec *spec, const brig_run_control *ctl,
+			    brig_result *res, brig_error **err);
+	/* Remove the container of a handle (used or not) and free the handle.  A failed removal
+	 * is logged; the brig label lets `brig gc` find the container later. */
+	void (*discard)(void *handle);
 } brig_backend;
 
 /* Fields up to and including `run` are required of every plugin. */

@@ -53,8 +53,10 @@ void outcome_to_result(const run_outcome *o, brig_result *res)
 		res->verdict = BRIG_VERDICT_TIMEOUT;
 	else if (o->truncated)
 		res->verdict = BRIG_VERDICT_OUTPUT_LIMIT;
-	else if (o->oom_killed)
-		res->verdict = BRIG_VERDICT_OOM;
+	else if (o->oom_killed && o->exit_code != 0)
+		res->verdict =
+			BRIG_VERDICT_OOM; /* a child killed while the program went on to succeed
+					   * is not the run's fate: success, oom_killed set */
 	else if (o->exit_code == 0)
 		res->verdict = BRIG_VERDICT_SUCCESS;
 	else

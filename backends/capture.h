@@ -36,8 +36,9 @@ typedef struct run_outcome {
 	bool cancelled;  /* brig killed it because the caller cancelled */
 } run_outcome;
 
-/* Fill res->exit_code, flags and verdict.  Precedence: cancelled, timeout, output limit, OOM,
- * exit status: what brig did to the box explains the exit code better than the code itself. */
+/* Fill res->exit_code, flags and verdict.  Precedence: cancelled, timeout, output limit, OOM
+ * (when the program failed), exit status: what brig did to the box explains the exit code
+ * better than the code itself. */
 void outcome_to_result(const run_outcome *o, brig_result *res);
 
 #endif

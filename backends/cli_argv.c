@@ -75,6 +75,9 @@ char **cli_render_argv(const brig_spec *spec, const char *docker, const char *se
 	add2(&b, "--cpus", cpus_arg(spec->nano_cpus));
 	add2(&b, "--pids-limit", xasprintf("%" PRId64, spec->pids_limit));
 	add2(&b, "--ulimit", xasprintf("nofile=%" PRId64 ":%" PRId64, spec->nofile, spec->nofile));
+	if (SPEC_HAS(spec, nproc) && spec->nproc > 0)
+		add2(&b, "--ulimit",
+		     xasprintf("nproc=%" PRId64 ":%" PRId64, spec->nproc, spec->nproc));
 	if (spec->cap_drop_all)
 		add2(&b, "--cap-drop", xstrdup("ALL"));
 	if (spec->no_new_privileges)

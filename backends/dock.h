@@ -11,6 +11,7 @@
 #include <json-c/json.h>
 
 #include "brig-backend.h"
+#include "util.h"
 
 #define DOCK_API_CLIENT_MAX_MINOR 47 /* newest API version brig speaks: 1.47 */
 #define DOCK_API_MIN_MINOR        40 /* oldest engine API brig accepts: 1.40 */
@@ -31,6 +32,10 @@ int dock_engine_get(dock_engine *out, brig_error **err);
 /* Fill e->version (GET /version, once per process; "unknown" if it fails). */
 void dock_engine_version(dock_engine *e);
 
+/* GET /info .Runtimes: is `runtime` registered?  Fills *present; the registered names are
+ * appended to `names` ("runc, runsc, ...") when it is not NULL. */
+int dock_runtime_lookup(const char *runtime, bool *present, strbuf *names, brig_error **err);
+
 /* Hooks, parametrised by the OCI runtime a plugin stands for. */
 int dock_probe(const char *runtime, brig_probe_info *info, brig_error **err);
 int dock_explain(const char *backend, const brig_spec *spec, char **out, brig_error **err);
@@ -39,6 +44,11 @@ int dock_run(const brig_spec *spec, const brig_run_control *ctl, brig_result *re
 int dock_remove(const char *name, brig_error **err);
 int dock_image_exists(const char *image, brig_error **err);
 int dock_list_labelled(const char *label, char ***names, char ***owners, brig_error **err);
+/* Prepared containers for the host's warm pool (dock_pool.c). */
+int dock_prepare(const brig_spec *spec, void **handle, brig_error **err);
+int dock_run_prepared(void *handle, const brig_spec *spec, const brig_run_control *ctl,
+		      brig_result *res, brig_error **err);
+void dock_discard(void *handle);
 
 /* A Docker container name ([A-Za-z0-9][A-Za-z0-9_.-]*): safe in a URL path as it is. */
 bool dock_valid_name(const char *s);

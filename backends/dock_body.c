@@ -82,6 +82,13 @@ static void resource_limits(const brig_spec *s, json_object *hc)
 	add_int(ul, "Hard", s->nofile);
 	json_object *uls = json_object_new_array();
 	json_object_array_add(uls, ul);
+	if (SPEC_HAS(s, nproc) && s->nproc > 0) {
+		ul = json_object_new_object();
+		add_str(ul, "Name", "nproc");
+		add_int(ul, "Soft", s->nproc);
+		add_int(ul, "Hard", s->nproc);
+		json_object_array_add(uls, ul);
+	}
 	json_object_object_add(hc, "Ulimits", uls);
 }
 

@@ -58,6 +58,8 @@ typedef struct dock_head {
 	int status;          /* valid once complete */
 	long content_length; /* -1 when absent */
 	bool complete;
+	bool chunked;         /* Transfer-Encoding: chunked */
+	char api_version[16]; /* Api-Version header, "" when absent */
 } dock_head;
 
 void dock_head_init(dock_head *h);

@@ -13,10 +13,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#include "capture.h"
-#include "dock.h"
-#include "dock_http.h"
-#include "frames.h"
+#include "dock_run.h"
 #include "plugin_host.h"
 
 #define CREATE_MS     30000L
@@ -28,33 +25,13 @@
 #define INSPECT_MS    10000L
 #define DELETE_MS     30000L
 
-enum phase { P_BEGIN, P_CREATE, P_ATTACH, P_START, P_IO, P_WAIT, P_INSPECT, P_DELETE, P_N };
 enum kill_reason { KILL_TIMEOUT, KILL_OUTPUT, KILL_CANCEL, KILL_PROTOCOL };
 
-typedef struct run_state {
-	const brig_spec *spec;
-	int cancel_fd;
-	dock_engine eng;
-	char *base;     /* "/v1.41/containers/NAME" */
-	bool may_exist; /* create was sent and not refused for a name clash: DELETE is owed */
-	int fd;         /* the attach stream */
-	strbuf early;   /* stream bytes that came with the attach answer */
-	capture cap;
-	frames fr;
-	run_outcome oc;
-	bool killed;
-	int kill_fd;         /* the kill request, while its answer is pending */
-	dock_head kill_head; /* that answer */
-	int64_t deadline;    /* the run's deadline; after a kill, the end of the grace period */
-	size_t in_off;       /* code bytes written */
-	bool in_done;        /* stdin half-closed (or the box stopped reading) */
-	int64_t t[P_N];
-} run_state;
-
-static void state_init(run_state *st, const brig_spec *spec, const brig_run_control *ctl)
+void dock_state_init(run_state *st, const brig_spec *spec, const brig_run_control *ctl)
 {
 	memset(st, 0, sizeof *st);
 	st->spec = spec;
+	st->name = spec && spec->name ? xstrdup(spec->name) : NULL;
 	st->cancel_fd = -1;
 	if (ctl && ctl->struct_size >= offsetof(brig_run_control, cancel_fd) + sizeof(int))
 		st->cancel_fd = ctl->cancel_fd;
@@ -68,7 +45,7 @@ static void state_init(run_state *st, const brig_spec *spec, const brig_run_cont
 	st->t[P_BEGIN] = now_ms();
 }
 
-static void state_free(run_state *st)
+void dock_state_free(run_state *st)
 {
 	if (st->fd >= 0)
 		close(st->fd);
@@ -79,6 +56,7 @@ static void state_free(run_state *st)
 	dock_head_free(&st->kill_head);
 	dock_engine_free(&st->eng);
 	free(st->base);
+	free(st->name);
 	sb_free(&st->early);
 	capture_free(&st->cap);
 	frames_free(&st->fr);
@@ -249,6 +227,8 @@ static int kill_finish(run_state *st, brig_error **err)
 
 static int feed(run_state *st, const char *data, size_t n, brig_error **err)
 {
+	if (n && !st->t[P_OUTPUT])
+		st->t[P_OUTPUT] = now_ms();
 	int fs = frames_feed(&st->fr, &st->cap, data, n);
 	if (fs == FRAMES_BAD_STREAM) {
 		cleanup_error brig_error *ignored = NULL;
@@ -278,6 +258,7 @@ static void write_stdin(run_state *st)
 	}
 	shutdown(st->fd, SHUT_WR); /* with StdinOnce, the program's stdin EOF */
 	st->in_done = true;
+	st->t[P_WRITTEN] = now_ms();
 }
 
 /* Time is up: kill at the run deadline, fail at the end of the grace period. */
@@ -294,7 +275,7 @@ static int on_deadline(run_state *st, brig_error **err)
 /* Read once; 1 at EOF. */
 static int read_stream(run_state *st, brig_error **err)
 {
-	char buf[65536];
+	char buf[16384]; /* on the caller's stack: small, it stays resident in every worker */
 	ssize_t n = recv(st->fd, buf, sizeof buf, 0);
 	/* ECONNRESET: dockerd closed with our unread stdin still queued (the program exited
 	 * without reading it all) - an end like EOF; a dead daemon shows up at wait. */
@@ -434,7 +415,7 @@ static int do_inspect(run_state *st, brig_error **err)
 
 /* DELETE ?force=1&v=1 on every path; 404 means already gone.  A failure is logged, not made
  * the run's verdict: the program's result stands and `brig gc` finds the label later. */
-static void do_delete(run_state *st)
+void dock_flow_delete(run_state *st)
 {
 	if (!st->may_exist)
 		return;
@@ -449,25 +430,25 @@ static void do_delete(run_state *st)
 	    resp.status != 409)
 		http_fail("removing the container", &resp, &e);
 	if (e)
-		plugin_log(BRIG_LOG_WARN, "container %s was not removed: %s", st->spec->name,
-			   e->message);
+		plugin_log(BRIG_LOG_WARN, "container %s was not removed: %s", st->name, e->message);
 }
 
 /* ---- the whole run ------------------------------------------------------------------------ */
 
-static int run_flow(run_state *st, brig_error **err)
+int dock_flow_start(run_state *st, brig_error **err)
 {
 	int r = check_spec(st->spec, err);
 	if (r == 0)
 		r = dock_engine_get(&st->eng, err);
 	if (r < 0)
 		return r;
-	st->base = xasprintf("/v%s/containers/%s", st->eng.api, st->spec->name);
+	st->base = xasprintf("/v%s/containers/%s", st->eng.api, st->name);
 	static int (*const steps[])(run_state *, brig_error **) = {
-		[P_CREATE] = do_create, [P_ATTACH] = do_attach, [P_START] = do_start,
-		[P_IO] = io_loop,       [P_WAIT] = wait_exit,   [P_INSPECT] = do_inspect,
+		[P_CREATE] = do_create,
+		[P_ATTACH] = do_attach,
+		[P_START] = do_start,
 	};
-	for (int p = P_CREATE; p <= P_INSPECT; p++) {
+	for (int p = P_CREATE; p <= P_START; p++) {
 		r = steps[p](st, err);
 		st->t[p] = now_ms();
 		if (r < 0)
@@ -476,10 +457,30 @@ static int run_flow(run_state *st, brig_error **err)
 	return 0;
 }
 
-static void log_phases(const run_state *st)
+int dock_flow_collect(run_state *st, brig_error **err)
 {
-	static const char *const names[P_N] = { "",   "create", "attach",  "start",
-						"io", "wait",   "inspect", "delete" };
+	static int (*const steps[])(run_state *, brig_error **) = {
+		[P_IO] = io_loop,
+		[P_WAIT] = wait_exit,
+		[P_INSPECT] = do_inspect,
+	};
+	for (int p = P_IO; p <= P_INSPECT; p++) {
+		int r = steps[p](st, err);
+		st->t[p] = now_ms();
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+void dock_log_phases(const run_state *st, const char *what)
+{
+	static const char *const names[P_N] = {
+		[P_CREATE] = "create", [P_ATTACH] = "attach", [P_START] = "start",
+		[P_HANDOVER] = "idle", [P_WRITTEN] = "write", [P_OUTPUT] = "output",
+		[P_IO] = "io",         [P_WAIT] = "wait",     [P_INSPECT] = "inspect",
+		[P_DELETE] = "delete",
+	};
 	strbuf sb;
 	sb_init(&sb);
 	int64_t prev = st->t[P_BEGIN];
@@ -489,34 +490,40 @@ static void log_phases(const run_state *st)
 		sb_printf(&sb, " %s %lld", names[p], (long long)(st->t[p] - prev));
 		prev = st->t[p];
 	}
-	plugin_log(BRIG_LOG_DEBUG, "%s phases (ms):%s, total %lld", st->spec->name,
-		   sb.data ? sb.data : "", (long long)(prev - st->t[P_BEGIN]));
+	plugin_log(BRIG_LOG_DEBUG, "%s %s phases (ms):%s, total %lld", st->name ? st->name : "?",
+		   what, sb.data ? sb.data : "", (long long)(prev - st->t[P_BEGIN]));
 	sb_free(&sb);
 }
 
-int dock_run(const brig_spec *spec, const brig_run_control *ctl, brig_result *res, brig_error **err)
+void dock_flow_result(run_state *st, int r, const brig_error *e, brig_result *res)
 {
-	(void)err; /* a failed sandbox is a verdict, not a hook failure */
-	run_state st;
-	state_init(&st, spec, ctl);
-	cleanup_error brig_error *e = NULL;
-	int r = run_flow(&st, &e);
-	do_delete(&st);
-	st.t[P_DELETE] = st.may_exist ? now_ms() : 0;
-	if (st.t[P_CREATE])
-		log_phases(&st);
-
-	capture_to_result(&st.cap, res);
-	outcome_to_result(&st.oc, res);
-	if (spec && spec->runtime) {
+	capture_to_result(&st->cap, res);
+	outcome_to_result(&st->oc, res);
+	if (st->spec && st->spec->runtime) {
 		free(res->runtime);
-		res->runtime = xstrdup(spec->runtime); /* what actually ran it */
+		res->runtime = xstrdup(st->spec->runtime); /* what actually ran it */
 	}
 	if (r < 0) {
 		res->verdict = BRIG_VERDICT_SANDBOX_ERROR;
 		free(res->error);
 		res->error = xstrdup(e ? e->message : "the sandbox failed");
 	}
-	state_free(&st);
+}
+
+int dock_run(const brig_spec *spec, const brig_run_control *ctl, brig_result *res, brig_error **err)
+{
+	(void)err; /* a failed sandbox is a verdict, not a hook failure */
+	run_state st;
+	dock_state_init(&st, spec, ctl);
+	cleanup_error brig_error *e = NULL;
+	int r = dock_flow_start(&st, &e);
+	if (r == 0)
+		r = dock_flow_collect(&st, &e);
+	dock_flow_delete(&st);
+	st.t[P_DELETE] = st.may_exist ? now_ms() : 0;
+	if (st.t[P_CREATE])
+		dock_log_phases(&st, "run");
+	dock_flow_result(&st, r, e, res);
+	dock_state_free(&st);
 	return 0;
 }

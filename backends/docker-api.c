@@ -1,5 +1,5 @@
-/* docker-api.c - the Docker Engine API backend: dockerd over its unix socket with libcurl, no
- * docker CLI process.  All the work is in dock*.c, shared with the gvisor plugin; this file is
+/* docker-api.c - the Docker Engine API backend: dockerd over its unix socket, no docker CLI
+ * process.  All the work is in dock*.c, shared with the gvisor plugin; this file is
  * the plugin table and the runc flavour of probe. */
 #include "config.h"
 
@@ -21,7 +21,7 @@ static const brig_backend docker_api_backend = {
 	.abi_minor = BRIG_BACKEND_ABI_MINOR,
 	.struct_size = sizeof(brig_backend),
 	.name = "docker-api",
-	.description = "Docker Engine API over the unix socket (libcurl), runc",
+	.description = "Docker Engine API over the unix socket, runc",
 	.isolation = BRIG_ISOLATION_CONTAINER,
 	.speed_rank = 10,
 	.features = BRIG_FEATURE_SECCOMP_PROFILE | BRIG_FEATURE_CANCEL,
@@ -31,6 +31,9 @@ static const brig_backend docker_api_backend = {
 	.remove = dock_remove,
 	.image_exists = dock_image_exists,
 	.list_labelled = dock_list_labelled,
+	.prepare = dock_prepare,
+	.run_prepared = dock_run_prepared,
+	.discard = dock_discard,
 };
 
 __attribute__((visibility("default"))) const brig_backend *

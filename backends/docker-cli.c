@@ -86,7 +86,7 @@ static int cli_explain(const brig_spec *spec, char **out, brig_error **err)
 {
 	const char *dk = docker() ? docker() : "docker";
 	cleanup_strv char **argv =
-		cli_render_argv(spec, dk, spec->seccomp_profile ? "PROFILE.json" : NULL);
+		cli_render_argv(spec, dk, spec->seccomp_profile ? "brig-seccomp.json" : NULL);
 	strbuf sb;
 	sb_init(&sb);
 	size_t n = strv_len(argv), i = 0;
@@ -108,6 +108,10 @@ static int cli_explain(const brig_spec *spec, char **out, brig_error **err)
 		  " ms from the start, output capped at %zu bytes (stdout+stderr), then "
 		  "`docker rm -f %s`\n",
 		  spec->stdin_len, spec->timeout_ms, spec->max_output_bytes, spec->name);
+	if (spec->seccomp_profile)
+		sb_puts(&sb, "# brig-seccomp.json: the profile in force; write it first with\n"
+			     "#   brig policy --seccomp-profile [the same --policy/--isolation] > "
+			     "brig-seccomp.json\n");
 	*out = sb_steal(&sb);
 	(void)err;
 	return 0;
@@ -315,7 +319,9 @@ static int settle(cli_run *cr, int client_status, time_t started, brig_error **e
 			return plugin_fail(err, BRIG_E_SANDBOX, 0, "the container did not run: %s",
 					   msg + 8);
 	}
-	if (client_status == 137)
+	/* Only a failed run can have been ended by the memory limit (capture.c); the events query
+	 * costs a client process, so a successful run does not pay for it. */
+	if (client_status != 0)
 		return cli_oom_event(cr->spec->name, started, &oc->oom_killed, err);
 	return 0;
 }

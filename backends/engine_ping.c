@@ -108,7 +108,8 @@ int engine_ping(const char *sock, int timeout_ms, char *version, size_t vlen, ch
 	char server[128], api[32];
 	header_value(buf, "Server", server, sizeof server);
 	header_value(buf, "Api-Version", api, sizeof api);
-	/* "Server: Docker/20.10.24+dfsg1 (linux)" -> "20.10.24+dfsg1", as the API backend says it */
+	/* "Server: Docker/20.10.24+dfsg1 (linux)" -> "20.10.24+dfsg1", as the API backend says it
+	 */
 	const char *v = strncmp(server, "Docker/", 7) == 0 ? server + 7 : server;
 	size_t vl = strcspn(v, " ");
 	snprintf(version, vlen, "%.*s (API %s)", (int)vl, vl ? v : "?", api[0] ? api : "?");

@@ -10,8 +10,12 @@ int main(void)
 {
 	brig_ctx *ctx = NULL;
 	brig_error *err = NULL;
-	/* The built-in strict policy; brig_policy_load_file() reads an operator's file. */
-	if (brig_ctx_new(brig_policy_new_default(), &ctx, &err) < 0) {
+	/* The built-in strict policy; brig_policy_load_file() reads an operator's file.  One run
+	 * only, so no warm pool (a long-lived program keeps the default: containers started
+	 * ahead, see brig-policy(5)). */
+	brig_policy *policy = brig_policy_new_default();
+	brig_policy_override(policy, "warm_pool", "0", NULL, NULL);
+	if (brig_ctx_new(policy, &ctx, &err) < 0) {
 		fprintf(stderr, "hello: %s\n", err->message);
 		brig_error_free(err);
 		return 125;

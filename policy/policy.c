@@ -14,6 +14,7 @@
 #include <strings.h>
 
 #include "policy.h"
+#include "policy-seccomp.h"
 #include "util.h"
 
 #define POLICY_FILE_MAX   (1024 * 1024) /* policy and seccomp files; real ones are ~1 KiB */
@@ -30,11 +31,13 @@ enum key_kind {
 	KEY_STRING,
 	KEY_OPT_STRING,
 	KEY_ISOLATION,
-	KEY_IMAGES
+	KEY_IMAGES,
+	KEY_SECCOMP
 };
 
-/* Which change of the value loosens the policy (the caller of an override must warn). */
-enum loosen { LOOSE_NEVER, LOOSE_UP, LOOSE_DOWN, LOOSE_CHANGE };
+/* Which change of the value loosens the policy (the caller of an override must warn).
+ * LOOSE_SECCOMP: a profile that may allow more, or fewer denied syscalls. */
+enum loosen { LOOSE_NEVER, LOOSE_UP, LOOSE_DOWN, LOOSE_SECCOMP };
 
 /* Checks a string value; on failure returns -1 and fills `why` (without the key). */
 typedef int (*string_check_fn)(const char *v, char *why, size_t why_len);
@@ -78,13 +81,13 @@ static inline void policy_freep(brig_policy **p)
 
 /* `s` double-quoted, escaped and bounded: values from a file or a command line end up on an
  * operator's terminal. */
-static char *quoted(const char *s)
+char *policy_quoted(const char *s)
 {
 	strbuf sb;
 	sb_init(&sb);
 	sb_puts(&sb, "\"");
 	size_t i = 0;
-	for (; s[i] && i < 80; i++) {
+	for (; i < 80 && s[i]; i++) {
 		unsigned char c = (unsigned char)s[i];
 		if (c == '"' || c == '\\')
 			sb_printf(&sb, "\\%c", c);
@@ -100,9 +103,9 @@ static char *quoted(const char *s)
 /* A key name as shown in a message: as is when plain, quoted otherwise (it may be anything). */
 static char *key_display(const char *key)
 {
-	if (*key && strspn(key, ALNUM "_.-") == strlen(key))
+	if (*key && strspn(key, ALNUM "_.-[]") == strlen(key))
 		return xstrdup(key);
-	return quoted(key);
+	return policy_quoted(key);
 }
 
 /* Every validation error has one shape: "ORIGIN: KEY.PATH: reason". */
@@ -286,7 +289,7 @@ static bool parse_id(const char *s, size_t n, unsigned long long *out, bool *ran
  * control, and root is refused outright. */
 static int check_user(const char *v, char *why, size_t n)
 {
-	cleanup_free char *q = quoted(v);
+	cleanup_free char *q = policy_quoted(v);
 	const char *colon = strchr(v, ':');
 	unsigned long long id[2];
 	bool range[2] = { false, false };
@@ -315,23 +318,24 @@ static int check_backend(const char *v, char *why, size_t n)
 	size_t len = strlen(v);
 	if (len >= 1 && len <= 32 && strspn(v, "abcdefghijklmnopqrstuvwxyz0123456789-") == len)
 		return 0;
-	cleanup_free char *q = quoted(v);
+	cleanup_free char *q = policy_quoted(v);
 	snprintf(why, n,
 		 "%s is not a backend name (\"auto\", or 1 to 32 of a-z 0-9 -, e.g. docker-cli)",
 		 q);
 	return -1;
 }
 
-/* "engine", or an absolute path to a profile that is readable and a JSON object now, so that a
- * typo fails at load time and not at the first run. */
+/* "brig", "engine", or an absolute path to a profile that is readable and a JSON object now, so
+ * that a typo fails at load time and not at the first run. */
 static int check_seccomp(const char *v, char *why, size_t n)
 {
-	if (strcmp(v, "engine") == 0)
+	if (strcmp(v, "brig") == 0 || strcmp(v, "engine") == 0)
 		return 0;
 	if (v[0] != '/' || has_control_char(v)) {
-		cleanup_free char *q = quoted(v);
+		cleanup_free char *q = policy_quoted(v);
 		snprintf(why, n,
-			 "%s is neither \"engine\" nor an absolute path to a seccomp profile", q);
+			 "%s is not \"brig\", \"engine\" or an absolute path to a seccomp profile",
+			 q);
 		return -1;
 	}
 	cleanup_free char *text = NULL;
@@ -344,7 +348,7 @@ static int check_audit_log(const char *v, char *why, size_t n)
 {
 	if (v[0] == '/' && !has_control_char(v))
 		return 0;
-	cleanup_free char *q = quoted(v);
+	cleanup_free char *q = policy_quoted(v);
 	snprintf(why, n, "%s is not an absolute path (or null for no audit log)", q);
 	return -1;
 }
@@ -449,7 +453,7 @@ static const char *bad_ref_text(const char *ref)
 
 int policy_check_image(const char *ref, bool require_digest, char *why, size_t why_len)
 {
-	cleanup_free char *q = quoted(ref ? ref : "");
+	cleanup_free char *q = policy_quoted(ref ? ref : "");
 	const char *bad = bad_ref_text(ref ? ref : "");
 	if (bad) {
 		snprintf(why, why_len, "%s is not an image reference: %s", q, bad);
@@ -516,10 +520,12 @@ static const struct policy_key keys[] = {
 	KEY("require_digest", KEY_BOOL, require_digest, LOOSE_DOWN, NULL),
 	KEY("backend", KEY_STRING, backend, LOOSE_NEVER, check_backend),
 	KEY("isolation", KEY_ISOLATION, isolation, LOOSE_DOWN, NULL),
-	KEY("seccomp", KEY_STRING, seccomp_profile, LOOSE_CHANGE, check_seccomp),
+	KEY("seccomp", KEY_SECCOMP, seccomp_profile, LOOSE_SECCOMP, check_seccomp),
 	INT_KEY("max_concurrent_runs", max_concurrent_runs, POLICY_CONCURRENT_MIN,
 		POLICY_CONCURRENT_MAX),
 	KEY("audit_log", KEY_OPT_STRING, audit_log, LOOSE_NEVER, check_audit_log),
+	INT_KEY("warm_pool", warm_pool, 0, POLICY_WARM_POOL_MAX),
+	INT_KEY("memory_budget_mb", memory_budget_mb, 0, POLICY_BUDGET_MB_MAX),
 };
 #define N_KEYS (sizeof keys / sizeof keys[0])
 
@@ -606,6 +612,34 @@ static int check_images(const brig_policy *p, const char *origin, brig_error **e
 	return 0;
 }
 
+/* The profile, then each denied name, resolved by libseccomp now so that a typo fails at load
+ * time.  The deny list is brig's edit of a profile: impossible on the engine's built-in one. */
+static int check_seccomp_key(const brig_policy *p, const struct policy_key *k, const char *origin,
+			     brig_error **err)
+{
+	char why[512];
+	int r = check_string(k, p->seccomp_profile, origin, err);
+	size_t n = p->seccomp_deny ? strv_len(p->seccomp_deny) : 0;
+	if (r < 0 || n == 0)
+		return r;
+	if (n > POLICY_SECCOMP_DENY_MAX)
+		return key_fail(err, BRIG_E_POLICY, origin, "seccomp.deny", "%zu names; at most %d",
+				n, POLICY_SECCOMP_DENY_MAX);
+	if (strcmp(p->seccomp_profile, "engine") == 0)
+		return key_fail(
+			err, BRIG_E_POLICY, origin, "seccomp.deny",
+			"cannot be used with the \"engine\" profile: the engine's built-in "
+			"profile is not brig's to edit (use \"brig\", brig's profile derived "
+			"from it, or a profile file)");
+	for (size_t i = 0; i < n; i++) {
+		if (policy_seccomp_check_name(p->seccomp_deny[i], why, sizeof why) < 0) {
+			cleanup_free char *key = xasprintf("seccomp.deny[%zu]", i);
+			return key_fail(err, BRIG_E_POLICY, origin, key, "%s", why);
+		}
+	}
+	return 0;
+}
+
 static int validate_key(const brig_policy *p, const struct policy_key *k, const char *origin,
 			brig_error **err)
 {
@@ -628,6 +662,8 @@ static int validate_key(const brig_policy *p, const struct policy_key *k, const 
 				p->isolation);
 	case KEY_IMAGES:
 		return check_images(p, origin, err);
+	case KEY_SECCOMP:
+		return check_seccomp_key(p, k, origin, err);
 	}
 	return 0;
 }
@@ -676,8 +712,10 @@ brig_policy *brig_policy_new_default(void)
 	p->require_digest = false;
 	p->backend = xstrdup("auto");
 	p->isolation = BRIG_ISOLATION_CONTAINER;
-	p->seccomp_profile = xstrdup("engine");
+	p->seccomp_profile = xstrdup("brig");
 	p->max_concurrent_runs = 4;
+	p->warm_pool = 2;
+	p->memory_budget_mb = 2048;
 	return p;
 }
 
@@ -767,7 +805,7 @@ static int set_isolation(brig_policy *p, const char *s, const char *origin, brig
 	p->isolation = isolation_parse(s);
 	if (p->isolation > 0)
 		return 0;
-	cleanup_free char *q = quoted(s);
+	cleanup_free char *q = policy_quoted(s);
 	return key_fail(err, BRIG_E_POLICY, origin, "isolation",
 			"%s is not an isolation level (container or gvisor)", q);
 }
@@ -788,6 +826,73 @@ static int apply_images(brig_policy *p, json_object *obj, const char *origin, br
 			return string_fail(err, origin, key, val);
 		replace_str(&p->images[i], s);
 	}
+	return 0;
+}
+
+static void set_seccomp(brig_policy *p, const char *profile, char **deny)
+{
+	replace_str(&p->seccomp_profile, profile);
+	strv_free(p->seccomp_deny);
+	p->seccomp_deny = deny;
+}
+
+/* The names of "seccomp.deny" (NULL when empty); what they name is checked by policy_validate. */
+static int deny_from_json(json_object *v, char ***out, const char *origin, brig_error **err)
+{
+	if (!json_object_is_type(v, json_type_array))
+		return type_fail(err, origin, "seccomp.deny", "an array of syscall names", v);
+	size_t n = json_object_array_length(v);
+	if (n > POLICY_SECCOMP_DENY_MAX)
+		return key_fail(err, BRIG_E_POLICY, origin, "seccomp.deny", "%zu names; at most %d",
+				n, POLICY_SECCOMP_DENY_MAX);
+	cleanup_strv char **d = n ? xcalloc(n + 1, sizeof *d) : NULL;
+	for (size_t i = 0; i < n; i++) {
+		json_object *e = json_object_array_get_idx(v, i);
+		const char *s = json_string(e);
+		if (!s) {
+			cleanup_free char *key = xasprintf("seccomp.deny[%zu]", i);
+			return string_fail(err, origin, key, e);
+		}
+		d[i] = xstrdup(s);
+	}
+	strv_free(*out);
+	*out = steal_pointer(&d);
+	return 0;
+}
+
+/* "seccomp": a profile ("brig", "engine" or a path), or {"profile": ..., "deny": [...]} with
+ * "brig" as the profile when it is left out. */
+static int apply_seccomp(brig_policy *p, json_object *v, const char *origin, brig_error **err)
+{
+	const char *s = json_string(v);
+	if (s) {
+		set_seccomp(p, s, NULL);
+		return 0;
+	}
+	if (!json_object_is_type(v, json_type_object)) {
+		if (json_object_is_type(v, json_type_string))
+			return string_fail(err, origin, "seccomp", v);
+		return type_fail(err, origin, "seccomp", "a string or an object", v);
+	}
+	const char *profile = "brig";
+	cleanup_strv char **deny = NULL;
+	json_object_object_foreach(v, key, val)
+	{
+		if (strcmp(key, "profile") == 0) {
+			profile = json_string(val);
+			if (!profile)
+				return string_fail(err, origin, "seccomp.profile", val);
+		} else if (strcmp(key, "deny") == 0) {
+			int r = deny_from_json(val, &deny, origin, err);
+			if (r < 0)
+				return r;
+		} else {
+			cleanup_free char *k = xasprintf("seccomp.%s", key);
+			return key_fail(err, BRIG_E_POLICY, origin, k,
+					"unknown key (expected profile or deny)");
+		}
+	}
+	set_seccomp(p, profile, steal_pointer(&deny));
 	return 0;
 }
 
@@ -840,6 +945,8 @@ static int apply_value(brig_policy *p, const struct policy_key *k, json_object *
 		return s ? set_isolation(p, s, origin, err) : string_fail(err, origin, k->name, v);
 	case KEY_IMAGES:
 		return apply_images(p, v, origin, err);
+	case KEY_SECCOMP:
+		return apply_seccomp(p, v, origin, err);
 	}
 	return 0;
 }
@@ -938,6 +1045,20 @@ static json_object *images_to_json(const brig_policy *p)
 	return o;
 }
 
+/* The string form when nothing is denied, so that a default policy reads as it is written. */
+static json_object *seccomp_to_json(const brig_policy *p)
+{
+	if (!p->seccomp_deny || !p->seccomp_deny[0])
+		return p->seccomp_profile ? json_object_new_string(p->seccomp_profile) : NULL;
+	json_object *o = json_object_new_object();
+	json_object_object_add(o, "profile", json_object_new_string(p->seccomp_profile));
+	json_object *a = json_object_new_array();
+	for (char **d = p->seccomp_deny; *d; d++)
+		json_object_array_add(a, json_object_new_string(*d));
+	json_object_object_add(o, "deny", a);
+	return o;
+}
+
 static json_object *key_to_json(const brig_policy *p, const struct policy_key *k)
 {
 	const char *s;
@@ -958,6 +1079,8 @@ static json_object *key_to_json(const brig_policy *p, const struct policy_key *k
 			       : NULL;
 	case KEY_IMAGES:
 		return images_to_json(p);
+	case KEY_SECCOMP:
+		return seccomp_to_json(p);
 	}
 	return NULL;
 }
@@ -1007,7 +1130,7 @@ static bool parse_memory_mb(const char *s, long *out)
 static int set_number_text(brig_policy *p, const struct policy_key *k, const char *value,
 			   brig_error **err)
 {
-	cleanup_free char *q = quoted(value);
+	cleanup_free char *q = policy_quoted(value);
 	long v;
 	if (k->kind == KEY_CPUS) {
 		if (!parse_double(value, -HUGE_VAL, HUGE_VAL, &p->cpus))
@@ -1025,11 +1148,25 @@ static int set_number_text(brig_policy *p, const struct policy_key *k, const cha
 	return r;
 }
 
+/* A profile name or path, or the object form as JSON text: {"profile": "brig", "deny": [...]}. */
+static int seccomp_from_text(brig_policy *p, const char *value, brig_error **err)
+{
+	if (value[0] != '{') {
+		set_seccomp(p, value, NULL);
+		return 0;
+	}
+	char why[256];
+	cleanup_json json_object *obj = NULL;
+	if (parse_json(value, strlen(value), &obj, why, sizeof why) < 0)
+		return key_fail(err, BRIG_E_POLICY, OVERRIDE_ORIGIN, "seccomp", "%s", why);
+	return apply_seccomp(p, obj, OVERRIDE_ORIGIN, err);
+}
+
 /* Store the flag text `value` of key k (lang: which image) into p; types only, as for a file. */
 static int set_from_text(brig_policy *p, const struct policy_key *k, int lang, const char *value,
 			 brig_error **err)
 {
-	cleanup_free char *q = quoted(value);
+	cleanup_free char *q = policy_quoted(value);
 	switch (k->kind) {
 	case KEY_INT:
 	case KEY_CPUS:
@@ -1052,6 +1189,8 @@ static int set_from_text(brig_policy *p, const struct policy_key *k, int lang, c
 	case KEY_IMAGES:
 		replace_str(&p->images[lang], value);
 		return 0;
+	case KEY_SECCOMP:
+		return seccomp_from_text(p, value, err);
 	}
 	return 0;
 }
@@ -1068,6 +1207,27 @@ static const struct policy_key *override_key(const char *name, int *lang)
 	return k && k->kind != KEY_IMAGES ? k : NULL;
 }
 
+static bool names_have(char *const *v, const char *s)
+{
+	for (; v && *v; v++)
+		if (strcmp(*v, s) == 0)
+			return true;
+	return false;
+}
+
+/* brig's profile is the engine's minus more, so engine -> brig tightens; any other change of
+ * profile may allow more (a file is opaque to this check), and so may a name no longer denied. */
+static bool seccomp_looser(const brig_policy *old, const brig_policy *new)
+{
+	if (strcmp(old->seccomp_profile, new->seccomp_profile) != 0)
+		return strcmp(old->seccomp_profile, "engine") != 0 ||
+		       strcmp(new->seccomp_profile, "brig") != 0;
+	for (char **d = old->seccomp_deny; d && *d; d++)
+		if (!names_have(new->seccomp_deny, *d))
+			return true;
+	return false;
+}
+
 static bool is_looser(const brig_policy *old, const brig_policy *new, const struct policy_key *k)
 {
 	switch (k->loosen) {
@@ -1075,8 +1235,8 @@ static bool is_looser(const brig_policy *old, const brig_policy *new, const stru
 		return key_number(new, k) > key_number(old, k);
 	case LOOSE_DOWN:
 		return key_number(new, k) < key_number(old, k);
-	case LOOSE_CHANGE:
-		return strcmp(*CFIELD(new, k, char *), *CFIELD(old, k, char *)) != 0;
+	case LOOSE_SECCOMP:
+		return seccomp_looser(old, new);
 	case LOOSE_NEVER:
 		break;
 	}

@@ -32,6 +32,8 @@
 #define POLICY_CONCURRENT_MIN   1
 #define POLICY_CONCURRENT_MAX   64
 #define POLICY_SECCOMP_DENY_MAX 128
+#define POLICY_WARM_POOL_MAX    16
+#define POLICY_BUDGET_MB_MAX    (1024 * 1024)
 
 struct brig_policy {
 	int timeout_seconds;           /* default wall time per run (5) */
@@ -49,16 +51,22 @@ struct brig_policy {
 	bool require_digest;   /* images must be pinned by digest (name@sha256:... or sha256:...) */
 	char *backend;         /* "auto" or a backend name */
 	int isolation;         /* minimum brig_isolation (container) */
-	char *seccomp_profile; /* "engine" (the engine's default) or an absolute path to a JSON
-				* profile; brig's own profile ("default") comes in a later issue */
-	char **seccomp_deny;   /* extra syscall names to deny, NULL-terminated (may be NULL);
-				* not a policy key yet: always NULL, only copied and freed */
+	char *seccomp_profile; /* "brig" (brig's own profile, policy/seccomp-profile.txt),
+				* "engine" (the engine's default) or an absolute path to a JSON
+				* profile */
+	char **seccomp_deny;   /* more syscall names to deny, NULL-terminated, or NULL for none;
+				* never with "engine" */
 	int max_concurrent_runs; /* MCP server / library concurrency (4) */
 	char *audit_log;         /* path or NULL */
+	int warm_pool;           /* started containers kept idle per language, 0: off (2) */
+	int memory_budget_mb;    /* cap on (idle + running) * memory_mb for the pool (2048) */
 };
 
 /* Validate every field (used after load and after overrides); `origin` names the source. */
 int policy_validate(const brig_policy *p, const char *origin, brig_error **err);
+
+/* `s` double-quoted, escaped and bounded, for messages (malloc'ed). */
+char *policy_quoted(const char *s);
 
 /* Image reference check: a tag or a digest is required, and a digest when require_digest. */
 int policy_check_image(const char *ref, bool require_digest, char *why, size_t why_len);
@@ -83,6 +91,9 @@ int policy_make_spec(const brig_policy *p, const brig_request *req, brig_timeout
 		     const char *runtime, int isolation, brig_spec **out, char **notice,
 		     brig_error **err);
 void spec_free(brig_spec *spec);
+/* Would a and b start the same container?  Everything but the run's own name, code and
+ * timeout.  The warm pool hands a run only a container started with the same box. */
+bool spec_same_box(const brig_spec *a, const brig_spec *b);
 /* The request-only refusals of policy_make_spec (language, code size, timeout), so a front end
  * can refuse before probing any backend. */
 int policy_check_request(const brig_policy *p, const brig_request *req, brig_timeout_mode mode,

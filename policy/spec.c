@@ -12,6 +12,7 @@
 #include <sys/random.h>
 
 #include "policy.h"
+#include "policy-seccomp.h"
 #include "util.h"
 
 #define MIB               ((int64_t)1024 * 1024)
@@ -98,14 +99,35 @@ static int owner_label(char **out, brig_error **err)
 	return 0;
 }
 
-/* Measured with runsc under Docker: ~39 host threads for an idle sandbox and ~5 more per guest
- * process, all in the container's pids cgroup.  128 + 8 per guest process covers that with
- * headroom and still bounds a fork bomb.  Recalibrate here if gVisor changes. */
+/* The engine's pids limit under gVisor (runsc 20221219, ptrace platform), measured on the
+ * 2-vCPU host lab machine with tests that are not shipped (peak pids.current of the container's
+ * pids cgroup, runsc-seccomp, the default policy otherwise):
+ *   - the cgroup counts gVisor's own host tasks: sentry threads, gofer threads and, for every
+ *     guest address space, a ptrace stub process with one thread per sentry thread that ever
+ *     ran it; stubs are pooled, never freed, so the count only grows during a run;
+ *   - idle python/shell 38-40, node 45; python with 60 threads 102; node with 8 workers 76;
+ *     a busybox script running 200 commands 138; python forking 60 children 472-483; shell with
+ *     60 background `sleep`s 635-680; 8 shell loops spawning `ls` for 30 s: 900-1289;
+ *   - a fork bomb (guest held to 64 tasks by RLIMIT_NPROC, the spec's nproc): 2164 after 5 s,
+ *     5489 after 30 s, 6389 after 100 s (levelling off); with 16 tasks 375, with 8 tasks 154
+ *     after 30 s: it grows with the square of the guest's budget;
+ *   - at the limit the sentry panics (exit 2, output lost): the gvisor plugin reports that as
+ *     sandbox_error, but it must not happen to a program that stays within its budget.
+ * The guest's own budget is RLIMIT_NPROC, enforced by gVisor per sandbox; this limit is the
+ * host's bound on gVisor itself, set above everything measured (a fork bomb at the default 64
+ * ends as timeout or oom, never as a panic) and clamped at 32768, the kernel's default pid_max:
+ * beyond ~100 guest processes the host's pid_max, not this limit, bounds a sandbox (raise it on
+ * a gVisor host).  Runc counts the program's processes only: the limit is the budget. */
+#define GVISOR_PIDS_BASE 1024
+#define GVISOR_PIDS_MAX  32768
 int64_t policy_engine_pids_limit(int64_t guest, int isolation)
 {
-	if (isolation == BRIG_ISOLATION_GVISOR)
-		return 128 + 8 * guest;
-	return guest;
+	if (isolation != BRIG_ISOLATION_GVISOR)
+		return guest;
+	if (guest > 128) /* 1024 + 2 * 128^2 > GVISOR_PIDS_MAX already; no overflow */
+		return GVISOR_PIDS_MAX;
+	int64_t n = GVISOR_PIDS_BASE + 2 * guest * guest;
+	return n < GVISOR_PIDS_MAX ? n : GVISOR_PIDS_MAX;
 }
 
 static char **strv_from(const char *const *v)
@@ -211,6 +233,7 @@ static int fill_identity(brig_spec *s, const brig_policy *p, brig_language lang,
 	s->user = xstrdup(p->user);
 	s->hostname = xstrdup("sandbox");
 	s->network = xstrdup(p->network ? "bridge" : "none");
+	s->dns = p->network ? NULL : xstrdup(BRIG_NEUTRAL_DNS);
 	s->runtime = xstrdup(runtime);
 	return 0;
 }
@@ -226,6 +249,7 @@ static void fill_limits(brig_spec *s, const brig_policy *p, int isolation)
 	s->nano_cpus = llround(p->cpus * 1e9);
 	s->pids_guest = p->pids_limit;
 	s->pids_limit = policy_engine_pids_limit(p->pids_limit, isolation);
+	s->nproc = isolation == BRIG_ISOLATION_GVISOR ? p->pids_limit : 0;
 	s->nofile = p->nofile;
 	s->cap_drop_all = true;
 	s->no_new_privileges = true;
@@ -234,18 +258,62 @@ static void fill_limits(brig_spec *s, const brig_policy *p, int isolation)
 	s->max_input_bytes = (size_t)p->max_input_bytes;
 }
 
-/* Re-read now: the profile in force is the file as it is at this run. */
-static int fill_seccomp(brig_spec *s, const brig_policy *p, brig_error **err)
+/* An operator's file, re-read now: the profile in force is the file as it is at this run. */
+static int seccomp_file(brig_spec *s, const brig_policy *p, brig_error **err)
 {
 	char why[512];
+	cleanup_free char *text = NULL;
+	if (policy_read_seccomp(p->seccomp_profile, &text, why, sizeof why) < 0)
+		return brig_fail(err, BRIG_E_POLICY, 0, "seccomp: %s", why);
+	if (!p->seccomp_deny || !p->seccomp_deny[0]) {
+		s->seccomp_profile = steal_pointer(&text);
+		s->seccomp_name = xstrdup(p->seccomp_profile);
+		return 0;
+	}
+	if (policy_seccomp_json_deny(text, p->seccomp_deny, &s->seccomp_profile, why, sizeof why) <
+	    0)
+		return brig_fail(err, BRIG_E_POLICY, 0, "seccomp: %s: %s", p->seccomp_profile, why);
+	cleanup_free char *names = policy_seccomp_join(p->seccomp_deny);
+	s->seccomp_name = xasprintf("%s + deny [%s]", p->seccomp_profile, names);
+	return 0;
+}
+
+/* brig's own profile (rendered for the isolation level: see policy/seccomp.c), the engine's
+ * default (no profile given: the engine applies its own), or an operator's file. */
+static int fill_seccomp(brig_spec *s, const brig_policy *p, int isolation, brig_error **err)
+{
 	if (strcmp(p->seccomp_profile, "engine") == 0) {
 		s->seccomp_name = xstrdup("engine default");
 		return 0;
 	}
-	if (policy_read_seccomp(p->seccomp_profile, &s->seccomp_profile, why, sizeof why) < 0)
-		return brig_fail(err, BRIG_E_POLICY, 0, "seccomp: %s", why);
-	s->seccomp_name = xstrdup(p->seccomp_profile);
-	return 0;
+	if (strcmp(p->seccomp_profile, "brig") == 0)
+		return policy_seccomp_brig(p->seccomp_deny, isolation, &s->seccomp_profile,
+					   &s->seccomp_name, err);
+	return seccomp_file(s, p, err);
+}
+
+int brig_policy_seccomp_json(const brig_policy *p, int isolation, char **json, char **label,
+			     brig_error **err)
+{
+	brig_spec s = { .struct_size = sizeof s };
+	*json = NULL;
+	if (label)
+		*label = NULL;
+	if (isolation != BRIG_ISOLATION_CONTAINER && isolation != BRIG_ISOLATION_GVISOR)
+		return brig_fail(err, BRIG_E_USAGE, 0, "unknown isolation level %d", isolation);
+	int r = fill_seccomp(&s, p, isolation, err);
+	if (r == 0 && !s.seccomp_profile)
+		r = brig_fail(err, BRIG_E_USAGE, 0,
+			      "the policy uses the engine's built-in seccomp profile (seccomp: "
+			      "\"engine\"); brig has no copy of it to print");
+	if (r == 0) {
+		*json = steal_pointer(&s.seccomp_profile);
+		if (label)
+			*label = steal_pointer(&s.seccomp_name);
+	}
+	free(s.seccomp_profile);
+	free(s.seccomp_name);
+	return r;
 }
 
 int policy_make_spec(const brig_policy *p, const brig_request *req, brig_timeout_mode mode,
@@ -268,7 +336,7 @@ int policy_make_spec(const brig_policy *p, const brig_request *req, brig_timeout
 	s->struct_size = sizeof *s;
 	r = fill_identity(s, p, req->language, runtime, err);
 	if (r == 0)
-		r = fill_seccomp(s, p, err);
+		r = fill_seccomp(s, p, isolation, err);
 	if (r < 0)
 		return r;
 	fill_limits(s, p, isolation);
@@ -296,6 +364,7 @@ void spec_free(brig_spec *spec)
 	free(spec->user);
 	free(spec->hostname);
 	free(spec->network);
+	free(spec->dns);
 	free(spec->runtime);
 	free(spec->tmpfs_path);
 	free(spec->tmpfs_options);
@@ -313,4 +382,45 @@ int policy_check_request(const brig_policy *p, const brig_request *req, brig_tim
 	if (r == 0)
 		r = resolve_timeout(p, req, mode, &timeout, &clamped_from, err);
 	return r;
+}
+
+static bool str_eq(const char *a, const char *b)
+{
+	return a == b || (a && b && strcmp(a, b) == 0);
+}
+
+static bool strv_eq(char *const *a, char *const *b)
+{
+	size_t i = 0;
+	for (; a && b && a[i] && b[i]; i++)
+		if (strcmp(a[i], b[i]) != 0)
+			return false;
+	return (!a || !a[i]) && (!b || !b[i]);
+}
+
+/* Every field is listed here or in the comment below: a field appended to brig_spec must be
+ * added, or the warm pool could hand a run a box started with a different one. */
+_Static_assert(offsetof(brig_spec, nproc) + sizeof(int64_t) == sizeof(brig_spec),
+	       "a field was appended to brig_spec: compare it in spec_same_box()");
+
+bool spec_same_box(const brig_spec *a, const brig_spec *b)
+{
+	/* Not compared, because they are not the box but the one run: name, stdin_data,
+	 * stdin_len, timeout_ms. */
+	return str_eq(a->language, b->language) && str_eq(a->image, b->image) &&
+	       strv_eq(a->argv, b->argv) && strv_eq(a->env, b->env) &&
+	       strv_eq(a->labels, b->labels) && str_eq(a->workdir, b->workdir) &&
+	       str_eq(a->user, b->user) && str_eq(a->hostname, b->hostname) &&
+	       str_eq(a->network, b->network) && str_eq(a->runtime, b->runtime) &&
+	       a->read_only_rootfs == b->read_only_rootfs && str_eq(a->tmpfs_path, b->tmpfs_path) &&
+	       str_eq(a->tmpfs_options, b->tmpfs_options) && a->shm_bytes == b->shm_bytes &&
+	       a->memory_bytes == b->memory_bytes && a->memory_swap_bytes == b->memory_swap_bytes &&
+	       a->nano_cpus == b->nano_cpus && a->pids_limit == b->pids_limit &&
+	       a->pids_guest == b->pids_guest && a->nofile == b->nofile &&
+	       a->cap_drop_all == b->cap_drop_all && a->no_new_privileges == b->no_new_privileges &&
+	       str_eq(a->seccomp_profile, b->seccomp_profile) &&
+	       str_eq(a->seccomp_name, b->seccomp_name) && str_eq(a->log_driver, b->log_driver) &&
+	       a->max_output_bytes == b->max_output_bytes &&
+	       a->max_input_bytes == b->max_input_bytes && str_eq(a->dns, b->dns) &&
+	       a->nproc == b->nproc;
 }

@@ -12,6 +12,12 @@
 
 #include "brig.h"
 
+/* The box's nameserver when it has no network: RFC 5737 documentation space (TEST-NET-2), which
+ * routes nowhere.  Without one the engine copies the host's resolv.conf into the box (measured:
+ * the host's DNS server showed).  TEST-NET-1 is not used: lab VMs number their own links from
+ * it (this one's default gateway was 192.0.2.1). */
+#define BRIG_NEUTRAL_DNS "198.51.100.1"
+
 typedef struct brig_spec {
 	size_t struct_size;
 
@@ -51,7 +57,12 @@ typedef struct brig_spec {
 
 	/* --- appended after ABI 1.0 (check struct_size) --- */
 	char *dns; /* the box's only nameserver; without a network a neutral address that routes
-	            * nowhere, so the host's resolver configuration never shows inside */
+		    * nowhere, so the host's resolver configuration never shows inside */
+	/* RLIMIT_NPROC (soft = hard) for the box's user, 0: not set.  Under gVisor it is
+	 * pids_guest: the sentry counts only the sandbox's own tasks, so it is the program's exact
+	 * process budget there (under runc it would count every process of that uid on the host,
+	 * so it is not used) */
+	int64_t nproc;
 } brig_spec;
 
 #endif /* BRIG_SPEC_H */

@@ -4,14 +4,18 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <json-c/json.h>
-#include <openssl/evp.h>
+#include <nettle/sha2.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 
 #include "audit.h"
 #include "policy.h"
 #include "util.h"
+
+#define AUDIT_LOCK_MS 5000
 
 struct audit_log {
 	int fd;
@@ -54,10 +58,11 @@ const char *audit_path(const audit_log *a)
 
 void sha256_hex(const void *data, size_t len, char out[65])
 {
-	unsigned char md[EVP_MAX_MD_SIZE];
-	unsigned int mdlen = 0;
-	if (!EVP_Digest(data, len, md, &mdlen, EVP_sha256(), NULL) || mdlen != 32)
-		abort(); /* libcrypto cannot fail on SHA-256 short of memory corruption */
+	unsigned char md[SHA256_DIGEST_SIZE];
+	struct sha256_ctx c;
+	sha256_init(&c);
+	sha256_update(&c, len, data);
+	sha256_digest(&c, sizeof md, md);
 	static const char hex[] = "0123456789abcdef";
 	for (unsigned i = 0; i < 32; i++) {
 		out[2 * i] = hex[md[i] >> 4];
@@ -97,6 +102,69 @@ static void timestamp(char *buf, size_t len)
 	snprintf(buf, len, "%s.%03ldZ", base, ts.tv_nsec / 1000000);
 }
 
+/* Wait for the audit lock: it is held for one append, so a bounded wait suffices, and a brig
+ * stopped while holding it (SIGSTOP) cannot hang every other run. */
+static int lock_log(const audit_log *a, brig_error **err)
+{
+	int64_t give_up = now_ms() + AUDIT_LOCK_MS;
+	while (flock(a->fd, LOCK_EX | LOCK_NB) < 0) {
+		if (errno != EWOULDBLOCK && errno != EINTR)
+			return brig_fail(err, BRIG_E_AUDIT, errno, "cannot lock audit log %s",
+					 a->path);
+		if (now_ms() >= give_up)
+			return brig_fail(err, BRIG_E_AUDIT, 0,
+					 "audit log %s: another process held its lock for %d ms",
+					 a->path, AUDIT_LOCK_MS);
+		struct timespec ts = { 0, 5 * 1000 * 1000 };
+		nanosleep(&ts, NULL);
+	}
+	return 0;
+}
+
+/* Append one line: whole, or not at all.
+ *
+ * One write(2) on an O_APPEND fd keeps lines from concurrent runs from interleaving, but a full
+ * file system makes it short: the kernel writes what fits and the file ends in half a line
+ * (measured on a full tmpfs: it fills the last page, then ENOSPC).  So every brig append holds
+ * an exclusive flock(2) on the log, notes the size first and, after a short write, truncates
+ * the partial line away: under the lock nothing can have been appended after it, so the
+ * truncation removes exactly our own bytes.  (Without the lock, "truncate back" would race
+ * with other writers and could cut their lines.)  The run is then reported as not audited
+ * (BRIG_E_AUDIT, exit 125), which the callers turn into a failure. */
+static int append_line(audit_log *a, const char *line, size_t len, brig_error **err)
+{
+	int r = lock_log(a, err);
+	if (r < 0)
+		return r;
+	struct stat st;
+	if (fstat(a->fd, &st) < 0) {
+		r = brig_fail(err, BRIG_E_AUDIT, errno, "cannot stat audit log %s", a->path);
+		goto out;
+	}
+	ssize_t w;
+	do
+		w = write(a->fd, line, len);
+	while (w < 0 && errno == EINTR);
+	if (w >= 0 && (size_t)w == len)
+		goto out;
+	int saved = w < 0 ? errno : ENOSPC;
+	bool torn = w > 0;
+	if (torn && ftruncate(a->fd, st.st_size) < 0)
+		r = brig_fail(
+			err, BRIG_E_AUDIT, saved,
+			"audit log %s: the line for this run was cut short (%zd of %zu bytes) "
+			"and the partial line could not be removed (%s): the log now ends "
+			"in an incomplete line",
+			a->path, w, len, strerror(errno));
+	else
+		r = brig_fail(err, BRIG_E_AUDIT, saved,
+			      "cannot write audit log %s: the line for this run was not recorded%s",
+			      a->path, torn ? " (the partial line was removed)" : "");
+out:
+	flock(a->fd, LOCK_UN);
+	return r;
+}
+
 int audit_append(audit_log *a, const audit_entry *e, brig_error **err)
 {
 	char ts[48];
@@ -118,6 +186,7 @@ int audit_append(audit_log *a, const audit_entry *e, brig_error **err)
 		o, "output_bytes",
 		json_object_new_int64(r ? (int64_t)(r->stdout_len + r->stderr_len) : 0));
 	add_str(o, "container", r ? r->container : NULL);
+	json_object_object_add(o, "pooled", json_object_new_boolean(r && r->pooled));
 	add_str(o, "error", r ? r->error : e->refusal);
 	if (e->policy)
 		json_object_object_add(o, "limits", limits_json(e->policy, e->timeout_seconds));
@@ -126,17 +195,7 @@ int audit_append(audit_log *a, const audit_entry *e, brig_error **err)
 	char *line = xasprintf("%s\n", js);
 	json_object_put(o);
 	size_t len = strlen(line);
-	/* One write(2) on an O_APPEND fd: lines from concurrent runs never interleave. */
-	ssize_t w;
-	do
-		w = write(a->fd, line, len);
-	while (w < 0 && errno == EINTR);
-	int saved = errno;
+	int rc = append_line(a, line, len, err);
 	free(line);
-	if (w < 0)
-		return brig_fail(err, BRIG_E_AUDIT, saved, "cannot write audit log %s", a->path);
-	if ((size_t)w != len)
-		return brig_fail(err, BRIG_E_AUDIT, ENOSPC,
-				 "short write to audit log %s (%zd of %zu bytes)", a->path, w, len);
-	return 0;
+	return rc;
 }

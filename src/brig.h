@@ -99,6 +99,10 @@ BRIG_PUBLIC int brig_policy_load_string(const char *json, const char *origin, br
  * when the new value is less strict than the one in force: the caller must warn. */
 BRIG_PUBLIC int brig_policy_override(brig_policy *p, const char *key, const char *value,
 				     bool *loosened, brig_error **err);
+/* The seccomp profile the policy gives runs at this isolation level, as the engine's JSON (what
+ * the docker CLI wants in a file for --security-opt seccomp=FILE); label says which profile. */
+BRIG_PUBLIC int brig_policy_seccomp_json(const brig_policy *p, int isolation, char **json,
+					 char **label, brig_error **err);
 /* The effective policy as pretty JSON (caller frees). */
 BRIG_PUBLIC char *brig_policy_to_json(const brig_policy *p);
 BRIG_PUBLIC brig_policy *brig_policy_copy(const brig_policy *p);
@@ -162,6 +166,8 @@ typedef struct brig_result {
 	char *notice;    /* e.g. "timeout clamped from 60 s to 30 s", else NULL */
 	char *container; /* the container's name */
 	char code_sha256[65];
+	bool pooled; /* the run used a container the warm pool had started before (policy
+		      * warm_pool); it still ran only this code, and only once */
 } brig_result;
 
 BRIG_PUBLIC void brig_result_clear(brig_result *res);
@@ -172,8 +178,12 @@ BRIG_PUBLIC char *brig_result_to_json(const brig_result *res, bool pretty);
 
 typedef struct brig_ctx brig_ctx;
 
-/* Load the backend plugins and take ownership of `policy` (even on failure). */
+/* Load the backend plugins and take ownership of `policy` (even on failure).  The policy of a
+ * context never changes: a new policy is a new context.  With the policy's warm_pool > 0 the
+ * context starts its warm pool in the background (containers started ahead, each used by one
+ * run only; brig-policy(5), WARM POOL): set warm_pool to 0 for a short-lived context. */
 BRIG_PUBLIC int brig_ctx_new(brig_policy *policy, brig_ctx **out, brig_error **err);
+/* Removes the warm pool's containers before it returns.  No run may be in flight. */
 BRIG_PUBLIC void brig_ctx_free(brig_ctx *ctx);
 BRIG_PUBLIC const brig_policy *brig_ctx_policy(const brig_ctx *ctx);
 /* Append audit lines to this file (NULL: the policy's audit_log).  Fails if not writable. */

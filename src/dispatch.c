@@ -12,6 +12,7 @@
 
 #include "internal.h"
 #include "loader.h"
+#include "pool.h"
 
 int brig_ctx_new(brig_policy *policy, brig_ctx **out, brig_error **err)
 {
@@ -34,6 +35,7 @@ int brig_ctx_new(brig_policy *policy, brig_ctx **out, brig_error **err)
 			return r;
 		}
 	}
+	ctx->pool = pool_new(ctx); /* warm_pool 0: NULL; never blocks */
 	*out = ctx;
 	return 0;
 }
@@ -42,6 +44,7 @@ void brig_ctx_free(brig_ctx *ctx)
 {
 	if (!ctx)
 		return;
+	pool_free(ctx->pool); /* its containers are removed with the backends still loaded */
 	for (size_t i = 0; i < ctx->n_backends; i++)
 		loader_unload(&ctx->backends[i]);
 	free(ctx->backends);
@@ -258,6 +261,7 @@ int brig_status_json(brig_ctx *ctx, char **out, brig_error **err)
 	}
 	brig_error_free(e);
 	json_object_object_add(o, "images", images_json(ctx, sel));
+	json_object_object_add(o, "pool", pool_status_json(ctx->pool, ctx->policy));
 	*out = xstrdup(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY |
 								 JSON_C_TO_STRING_SPACED |
 								 JSON_C_TO_STRING_NOSLASHESCAPE));

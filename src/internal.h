@@ -20,6 +20,8 @@ typedef struct loaded_backend {
 	char *probe_error;    /* probe() itself failed */
 } loaded_backend;
 
+typedef struct brig_pool brig_pool;
+
 struct brig_ctx {
 	brig_policy *policy;
 	loaded_backend *backends;
@@ -27,6 +29,7 @@ struct brig_ctx {
 	char **refused; /* "path: reason" for plugins that were not loaded */
 	audit_log *audit;
 	pthread_mutex_t lock;
+	brig_pool *pool; /* the warm pool (pool.h), NULL when off */
 };
 
 /* A hook the plugin's table is long enough to have (appended hooks are checked by size). */

@@ -9,7 +9,7 @@
 
 #include "loader.h"
 
-static void host_log(int level, const char *fmt, ...)
+__attribute__((format(printf, 2, 3))) static void host_log(int level, const char *fmt, ...)
 {
 	/* The library never prints; plugin diagnostics are visible only with BRIG_DEBUG set. */
 	(void)level;
@@ -23,7 +23,23 @@ static void host_log(int level, const char *fmt, ...)
 	va_end(ap);
 }
 
-static brig_error *host_error_new(int status, int errnum, const char *fmt, ...)
+void core_debug(const char *fmt, ...)
+{
+	if (!secure_getenv("BRIG_DEBUG"))
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	char *m = NULL;
+	if (vasprintf(&m, fmt, ap) < 0)
+		m = NULL;
+	va_end(ap);
+	if (m)
+		fprintf(stderr, "brig: %s\n", m); /* one write: lines of threads do not mix */
+	free(m);
+}
+
+__attribute__((format(printf, 3, 4))) static brig_error *host_error_new(int status, int errnum,
+									const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);

@@ -5,6 +5,8 @@
 #include "internal.h"
 
 const brig_host_services *loader_host_services(void);
+/* A diagnostic line on stderr, only with BRIG_DEBUG set (the library never prints else). */
+void core_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Load one plugin from an absolute path into *out.  Refuses (BRIG_E_PLUGIN) a file that is not
  * a plugin, has no entry symbol, a wrong ABI major, or a table shorter than the required part. */
 int loader_load_file(const char *path, loaded_backend *out, brig_error **err);

@@ -100,6 +100,7 @@ char *brig_result_to_json(const brig_result *res, bool pretty)
 	json_object_object_add(o, "notice", json_str_or_null(res->notice));
 	json_object_object_add(o, "container", json_str_or_null(res->container));
 	json_object_object_add(o, "code_sha256", json_object_new_string(res->code_sha256));
+	json_object_object_add(o, "pooled", json_object_new_boolean(res->pooled));
 	int flags = JSON_C_TO_STRING_NOSLASHESCAPE |
 		    (pretty ? JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED
 			    : JSON_C_TO_STRING_PLAIN);

@@ -4,6 +4,8 @@
 #include <string.h>
 
 #include "internal.h"
+#include "loader.h"
+#include "pool.h"
 
 static void audit_outcome(brig_ctx *ctx, const brig_run_options *opts, const brig_request *req,
 			  const char *sha, const brig_spec *spec, const loaded_backend *lb,
@@ -65,19 +67,58 @@ static void fill_result_identity(brig_result *res, const brig_request *req, cons
 }
 
 /* A backend failure is the sandbox's, not the program's: report it in the result. */
-static void backend_failed(const loaded_backend *lb, const brig_spec *spec, brig_result *res,
-			   brig_error *e)
+static void sandbox_failed(brig_result *res, const brig_error *e)
 {
 	res->verdict = BRIG_VERDICT_SANDBOX_ERROR;
 	res->exit_code = -1;
 	free(res->error);
 	res->error = xstrdup(e && e->message ? e->message : "the backend failed without a reason");
+}
+
+static void backend_failed(const loaded_backend *lb, const brig_spec *spec, brig_result *res,
+			   brig_error *e)
+{
+	sandbox_failed(res, e);
 	int (*rm)(const char *, brig_error **) = BE_HOOK(lb->be, remove);
 	if (rm) {
 		brig_error *re = NULL;
 		rm(spec->name, &re); /* belt and braces: the backend should have removed it */
 		brig_error_free(re);
 	}
+}
+
+/* The run in a container the warm pool started before, if one with exactly this box is idle.
+ * False when none took it (then nothing ran).  The used container is removed in the
+ * background: the result does not wait for the DELETE. */
+static bool run_pooled(brig_ctx *ctx, const loaded_backend *lb, const brig_request *req,
+		       brig_spec *spec, const brig_run_control *ctl, brig_result *res)
+{
+	int64_t t0 = now_ms();
+	pool_entry *pe = pool_take(ctx->pool, lb, req->language, spec);
+	if (!pe)
+		return false;
+	int64_t t1 = now_ms();
+	char *own = spec->name;
+	spec->name = pool_entry_name(pe); /* borrowed for the call: the box's real name */
+	brig_error *e = NULL;
+	int r = lb->be->run_prepared(pool_entry_handle(pe), spec, ctl, res, &e);
+	spec->name = own;
+	if (r == BRIG_E_UNAVAILABLE) { /* nothing was handed over: a cold run instead */
+		core_debug("run: %s: %s", pool_entry_name(pe), e ? e->message : "stale");
+		pool_release(ctx->pool, pe);
+		brig_error_free(e);
+		return false;
+	}
+	if (r < 0)
+		sandbox_failed(res, e); /* the container is removed with the entry */
+	brig_error_free(e);
+	res->pooled = true;
+	free(res->container);
+	res->container = xstrdup(pool_entry_name(pe));
+	core_debug("run: %s pooled: take %lld ms, run_prepared %lld ms", res->container,
+		   (long long)(t1 - t0), (long long)(now_ms() - t1));
+	pool_release(ctx->pool, pe);
+	return true;
 }
 
 int brig_run(brig_ctx *ctx, const brig_request *req, const brig_run_options *opts, brig_result *res,
@@ -121,12 +162,16 @@ int brig_run(brig_ctx *ctx, const brig_request *req, const brig_run_options *opt
 	fill_result_identity(res, req, spec, lb, sha, notice);
 	brig_run_control ctl = { .struct_size = sizeof ctl,
 				 .cancel_fd = opts ? opts->cancel_fd : -1 };
+	pool_run_begin(ctx->pool);
 	int64_t t0 = now_ms();
-	brig_error *be_err = NULL;
-	if (lb->be->run(spec, &ctl, res, &be_err) < 0)
-		backend_failed(lb, spec, res, be_err);
-	brig_error_free(be_err);
+	if (!run_pooled(ctx, lb, req, spec, &ctl, res)) {
+		brig_error *be_err = NULL;
+		if (lb->be->run(spec, &ctl, res, &be_err) < 0)
+			backend_failed(lb, spec, res, be_err);
+		brig_error_free(be_err);
+	}
 	res->duration_ms = now_ms() - t0;
+	pool_run_end(ctx->pool);
 	if (!res->stdout_data)
 		res->stdout_data = xstrdup(""), res->stdout_len = 0;
 	if (!res->stderr_data)

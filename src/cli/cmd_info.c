@@ -9,12 +9,17 @@
 #include "cli.h"
 #include "util.h"
 
-/* Parse the shared operator options only; prints usage for --help (returns -1). */
-static int parse_simple(int argc, char **argv, cli_policy_opts *o, bool *json, const char *usage)
+enum { OPT_SECCOMP_PROFILE = 2000 };
+
+/* Parse the shared operator options, and --json / --seccomp-profile for the callers that take
+ * them; prints usage for --help (returns -1). */
+static int parse_opts(int argc, char **argv, cli_policy_opts *o, bool *json, bool *seccomp,
+		      const char *usage)
 {
 	static const struct option longopts[] = {
 		{ "help", no_argument, NULL, 'h' },
 		{ "json", no_argument, NULL, OPT_JSON },
+		{ "seccomp-profile", no_argument, NULL, OPT_SECCOMP_PROFILE },
 		CLI_POLICY_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
@@ -25,6 +30,10 @@ static int parse_simple(int argc, char **argv, cli_policy_opts *o, bool *json, c
 			continue;
 		if (c == OPT_JSON && json) {
 			*json = true;
+			continue;
+		}
+		if (c == OPT_SECCOMP_PROFILE && seccomp) {
+			*seccomp = true;
 			continue;
 		}
 		FILE *f = c == 'h' ? stdout : stderr;
@@ -39,20 +48,52 @@ static int parse_simple(int argc, char **argv, cli_policy_opts *o, bool *json, c
 	return 0;
 }
 
+static int parse_simple(int argc, char **argv, cli_policy_opts *o, bool *json, const char *usage)
+{
+	return parse_opts(argc, argv, o, json, NULL, usage);
+}
+
+/* The rendered seccomp profile, for `docker run --security-opt seccomp=FILE` by hand. */
+static int print_seccomp(const brig_policy *p, const char *isolation)
+{
+	brig_policy_limits lim;
+	brig_policy_get_limits(p, &lim);
+	int iso = isolation && strcmp(isolation, "gvisor") == 0 ? BRIG_ISOLATION_GVISOR
+								: lim.isolation;
+	char *json = NULL, *label = NULL;
+	brig_error *err = NULL;
+	if (brig_policy_seccomp_json(p, iso, &json, &label, &err) < 0)
+		return cli_report(err);
+	fprintf(stderr, "brig: %s, %s isolation\n", label, brig_isolation_name(iso));
+	printf("%s\n", json);
+	free(json);
+	free(label);
+	return 0;
+}
+
 int cmd_policy(int argc, char **argv)
 {
 	cli_policy_opts o = { 0 };
-	int r = parse_simple(
-		argc, argv, &o, NULL,
-		"Usage: brig policy [OPTIONS]\n"
-		"Validate the policy and print the effective policy (file + operator flags)\n"
-		"as JSON.  Exit 2 with the file, key and reason if it is invalid.\n\n");
+	bool seccomp = false;
+	int r = parse_opts(
+		argc, argv, &o, NULL, &seccomp,
+		"Usage: brig policy [--seccomp-profile] [OPTIONS]\n"
+		"Validate the policy and print the effective policy (file + operator\n"
+		"flags) as JSON.  Exit 2 with the file, key and reason if it is invalid.\n"
+		"  --seccomp-profile  print instead the seccomp profile runs get, as the\n"
+		"                     engine's JSON (rendered for --isolation, default\n"
+		"                     the policy's minimum)\n\n");
 	if (r)
 		return r < 0 ? 0 : r;
 	brig_policy *p = NULL;
 	r = cli_load_policy(&o, &p);
 	if (r)
 		return r;
+	if (seccomp) {
+		r = print_seccomp(p, o.isolation);
+		brig_policy_free(p);
+		return r;
+	}
 	cleanup_free char *js = brig_policy_to_json(p);
 	printf("%s\n", js);
 	brig_policy_free(p);
@@ -93,6 +134,14 @@ static void print_backends(json_object *st)
 		       json_object_get_string(json_object_array_get_idx(ref, i)));
 	if (!arr || json_object_array_length(arr) == 0)
 		printf("(no backend plugins in %s)\n", str_or(st, "backend_dir", "?"));
+	for (size_t i = 0; arr && i < json_object_array_length(arr); i++) {
+		json_object *b = json_object_array_get_idx(arr, i);
+		if (strcmp(str_or(b, "isolation", ""), "gvisor") == 0)
+			printf("note: %s: /tmp is noexec, but gVisor (runsc 20221219) enforces it "
+			       "only for execve: `ld.so /tmp/x` and dlopen/ctypes.CDLL of a file "
+			       "there work (see brig(1), GVISOR)\n",
+			       str_or(b, "name", "?"));
+	}
 }
 
 /* Returns the number of problems found. */

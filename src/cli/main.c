@@ -112,6 +112,12 @@ int cli_make_ctx(const cli_policy_opts *o, brig_ctx **out)
 	if (r)
 		return r;
 	brig_error *err = NULL;
+	/* A warm pool pays off only for a long-lived process: one-shot commands start nothing
+	 * ahead (brig policy still shows the file's value, the one brig mcp uses). */
+	if (!o->warm_pool && brig_policy_override(p, "warm_pool", "0", NULL, &err) < 0) {
+		brig_policy_free(p);
+		return cli_report(err);
+	}
 	if (brig_ctx_new(p, out, &err) < 0)
 		return cli_report(err);
 	if (o->audit_log && brig_ctx_set_audit_log(*out, o->audit_log, &err) < 0) {

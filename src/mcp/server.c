@@ -18,6 +18,9 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <poll.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -34,6 +37,9 @@ const char *const mcp_protocol_versions[] = { "2025-11-25", "2025-06-18", "2025-
 
 /* Waiting sandbox_status calls allowed (they do not count against max_concurrent_runs). */
 #define AUX_QUEUE_MAX 8
+/* Once no call has been in flight for this long (the warm pool has refilled by then), the
+ * freed heap of the calls goes back to the kernel: idle RSS stays idle RSS. */
+#define TRIM_AFTER_MS 1000
 
 typedef enum call_state { CALL_QUEUED, CALL_RUNNING } call_state;
 
@@ -81,6 +87,7 @@ typedef struct mcp_server {
 	call_pool runs; /* run_code: max_concurrent_runs workers */
 	call_pool aux;  /* sandbox_status: one worker, never blocked by runs */
 	bool stopping;
+	int64_t trim_at;   /* when to hand freed heap back (0: nothing to do) */
 	bool initialized;  /* initialize answered */
 	bool client_ready; /* notifications/initialized received (informational: requests are
 			    * served once initialize is answered, as lenient clients expect) */
@@ -328,6 +335,8 @@ static void *pool_main(void *arg)
 		pthread_mutex_lock(&srv->lock);
 		pool->running--;
 		call_unlink(srv, c);
+		if (!srv->calls)
+			srv->trim_at = now_ms() + TRIM_AFTER_MS;
 		bool answer = result && !c->cancelled;
 		pthread_mutex_unlock(&srv->lock);
 		if (answer) {
@@ -713,6 +722,31 @@ static void server_stop(mcp_server *srv)
 	pool_join(&srv->aux);
 }
 
+/* ms until the heap is due to be trimmed, -1 for never. */
+static int trim_timeout(mcp_server *srv)
+{
+	pthread_mutex_lock(&srv->lock);
+	int64_t at = srv->trim_at;
+	pthread_mutex_unlock(&srv->lock);
+	if (!at)
+		return -1;
+	int64_t left = at - now_ms();
+	return left < 0 ? 0 : left > INT32_MAX ? INT32_MAX : (int)left;
+}
+
+static void trim_if_idle(mcp_server *srv)
+{
+	pthread_mutex_lock(&srv->lock);
+	bool due = srv->trim_at && now_ms() >= srv->trim_at && !srv->calls;
+	if (due || srv->calls)
+		srv->trim_at = 0; /* a call in flight sets it again when it ends */
+	pthread_mutex_unlock(&srv->lock);
+#ifdef __GLIBC__
+	if (due)
+		malloc_trim(0);
+#endif
+}
+
 /* Read until EOF, shutdown_fd or a broken output; returns 0 or a negative status. */
 static int read_loop(mcp_server *srv, int in_fd, int shutdown_fd, size_t max_line, brig_error **err)
 {
@@ -723,7 +757,11 @@ static int read_loop(mcp_server *srv, int in_fd, int shutdown_fd, size_t max_lin
 	for (;;) {
 		struct pollfd pfd[2] = { { .fd = in_fd, .events = POLLIN },
 					 { .fd = shutdown_fd, .events = POLLIN } };
-		int n = poll(pfd, shutdown_fd >= 0 ? 2 : 1, -1);
+		int n = poll(pfd, shutdown_fd >= 0 ? 2 : 1, trim_timeout(srv));
+		if (n == 0) {
+			trim_if_idle(srv);
+			continue;
+		}
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;

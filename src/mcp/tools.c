@@ -76,11 +76,14 @@ json_object *mcp_run_code_output_schema(void)
 		"   'description':'What failed, for sandbox_error'},"
 		"  'notice':" NULLABLE_STRING ","
 		"  'container':{'type':['string','null'],'description':'The (removed) container'},"
-		"  'code_sha256':{'type':'string','pattern':'^[0-9a-f]{64}$'}"
+		"  'code_sha256':{'type':'string','pattern':'^[0-9a-f]{64}$'},"
+		"  'pooled':{'type':'boolean','description':"
+		"   'The container was started ahead by the warm pool (it still ran only this "
+		"code, once)'}"
 		" },"
 		" 'required':['language','image','backend','runtime','exit_code','verdict',"
 		"             'stdout','stderr','timed_out','output_truncated','oom_killed',"
-		"             'duration_ms','error','notice','container','code_sha256']}");
+		"             'duration_ms','error','notice','container','code_sha256','pooled']}");
 }
 
 static json_object *status_output_schema(void)
@@ -111,7 +114,13 @@ static json_object *status_output_schema(void)
 		"   'max_concurrent_runs':{'type':'integer'}}},"
 		"  'load':{'type':'object',"
 		"          'properties':{'running':{'type':'integer'},'queued':{'type':'integer'}},"
-		"          'required':['running','queued']}"
+		"          'required':['running','queued']},"
+		"  'pool':{'type':'object','description':"
+		"   'The warm pool: containers started ahead, each used for one run only',"
+		"   'properties':{'warm_pool':{'type':'integer'},"
+		"    'memory_budget_mb':{'type':'integer'},"
+		"    'state':{'type':'string','enum':['off','starting','on','disabled']},"
+		"    'languages':{'type':'object'}}}"
 		" },"
 		" 'required':['backends','selected','selection_error','images','limits','load']}");
 }
@@ -463,6 +472,19 @@ static void status_text(strbuf *sb, json_object *st, const brig_policy_limits *l
 		  lim->max_input_bytes, lim->max_output_bytes, lim->network ? "on" : "off",
 		  lim->max_concurrent_runs);
 	sb_printf(sb, "Load: %d running, %d queued.\n", running, queued);
+	json_object *pool = NULL, *langs = NULL;
+	if (json_object_object_get_ex(st, "pool", &pool) &&
+	    strcmp(str_or(pool, "state", "off"), "on") == 0 &&
+	    json_object_object_get_ex(pool, "languages", &langs)) {
+		sb_puts(sb, "Warm pool (containers started ahead, one run each):");
+		json_object_object_foreach(langs, lang, v)
+		{
+			json_object *idle = NULL;
+			json_object_object_get_ex(v, "idle", &idle);
+			sb_printf(sb, " %s %d idle;", lang, json_object_get_int(idle));
+		}
+		sb_puts(sb, "\n");
+	}
 }
 
 static json_object *limits_json(const brig_policy_limits *lim)

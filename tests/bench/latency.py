@@ -5,53 +5,151 @@ Rows are measured INTERLEAVED in one run of the script (the machines are noisy: 
 within one run mean anything): each round runs every row once, in a shuffled order.
 
   raw docker run        `docker run --rm` with exactly the flags `brig explain` prints
-  brig docker-cli       brig run --backend docker-cli
-  brig docker-api       brig run --backend docker-api
-  (+ runsc rows when the gvisor backend is available)
+  brig docker-cli       brig run --backend docker-cli (one brig process per run)
+  brig docker-api       brig run --backend docker-api (one brig process per run)
+  mcp docker-api cold   a run_code call to one long-lived `brig mcp`, warm_pool 0
+  mcp docker-api warm   the same with the warm pool: before each timed call the pool is full
+                        and idle, so the row measures "a warm container is available"
+  (+ the same runsc rows when the gvisor backend is available)
+
+The MCP rows time the request from the client's write to the response's arrival.  The warm
+server runs with BRIG_DEBUG: the phase lines it logs give the measured breakdown of a warm call
+(take, write, first output, end of stream, wait, inspect; remove, after the answer).
 
 Usage: tests/bench/latency.py [-n RUNS] [--lang python|node|shell] [--rows a,b,...]
-Environment: BRIG (the brig binary, default: brig on PATH), BRIG_BACKEND_DIR.
-Prints p50/p95 per row in ms, and each row's p50 as a ratio of raw docker run's.
+Environment: BRIG (default: ./.libs/brig with LD_LIBRARY_PATH=./.libs when built in tree, else
+brig on PATH), BRIG_BACKEND_DIR.
+Prints p50/p95 per row in ms, and each row's p50 as a ratio of raw docker run's (same runtime).
 """
 import argparse
+import json
 import os
 import random
+import re
 import shlex
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 import uuid
 
-BRIG = os.environ.get("BRIG", "brig")
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "integration"))
+from mcpclient import Mcp, structured  # noqa: E402
+
 CODE = {"python": "print(1)\n", "node": "console.log(1)\n", "shell": "echo 1\n"}
 
 
-def explain_argv(backend_args, lang):
+def brig_binary():
+    """The real binary, not the libtool wrapper (~100 ms of shell per exec)."""
+    b = os.environ.get("BRIG")
+    env = dict(os.environ)
+    if b:
+        return b, env
+    top = os.path.abspath(os.path.join(HERE, "..", ".."))
+    real = os.path.join(top, ".libs", "brig")
+    if os.path.exists(real):
+        env["LD_LIBRARY_PATH"] = os.path.join(top, ".libs")
+        env.setdefault("BRIG_BACKEND_DIR", os.path.join(top, "backends", ".libs"))
+        return real, env
+    return "brig", env
+
+
+BRIG, ENV = brig_binary()
+
+
+def explain_argv(lang):
     """The docker argv brig would run, from `brig explain --backend docker-cli`."""
-    out = subprocess.run([BRIG, "explain", *backend_args, "--backend", "docker-cli", "-l", lang,
-                          "-c", CODE[lang]], capture_output=True, text=True, check=True).stdout
+    out = subprocess.run([BRIG, "explain", "--backend", "docker-cli", "-l", lang, "-c", CODE[lang]],
+                         capture_output=True, text=True, check=True, env=ENV).stdout
     lines = [l for l in out.splitlines() if l and not l.startswith("#")]
     text = " ".join(l.rstrip("\\").strip() for l in lines)
     text = text.split(" < CODE")[0]
     return shlex.split(text)
 
 
-def raw_row(argv, runtime=None):
-    def run():
+def process_row(mk):
+    """A row that runs one process per measurement; returns the elapsed ms."""
+    def run(code):
+        t0 = time.perf_counter()
+        p = subprocess.run(mk(), input=code, capture_output=True, env=ENV)
+        dt = (time.perf_counter() - t0) * 1000
+        if p.returncode != 0 or p.stdout.strip() != b"1":
+            raise RuntimeError(f"rc={p.returncode} {p.stderr[-300:]!r}")
+        return dt
+    return run
+
+
+def raw_row(argv, runtime=None, seccomp=None):
+    def mk():
         a = list(argv)
         a[a.index("--name") + 1] = "brig-bench-" + uuid.uuid4().hex[:12]
-        a.insert(2, "--rm")
+        if "--rm" not in a:
+            a.insert(2, "--rm")
         if runtime:
             a[a.index("--runtime") + 1] = runtime
+        if seccomp:
+            a = ["seccomp=" + seccomp if x.startswith("seccomp=") else x for x in a]
         return a
-    return run
+    return process_row(mk)
 
 
-def brig_row(backend, lang, extra=()):
-    def run():
-        return [BRIG, "run", "--backend", backend, "-l", lang, *extra]
-    return run
+def seccomp_file(tmp, isolation):
+    """brig's rendered profile for this isolation level (`brig explain` names the file
+    brig-seccomp.json and says to write it with `brig policy --seccomp-profile`)."""
+    path = os.path.join(tmp, f"seccomp-{isolation}.json")
+    with open(path, "w") as f:
+        subprocess.run([BRIG, "policy", "--seccomp-profile", "--isolation", isolation],
+                       stdout=f, stderr=subprocess.DEVNULL, check=True, env=ENV)
+    return path
+
+
+def brig_row(backend, lang):
+    return process_row(lambda: [BRIG, "run", "--backend", backend, "-l", lang])
+
+
+class McpRow:
+    """One long-lived `brig mcp`; with warm > 0 every timed call finds a full, quiet pool."""
+
+    def __init__(self, backend, lang, warm, tmp):
+        self.lang, self.warm, self.backend = lang, warm, backend
+        policy = os.path.join(tmp, f"policy-{backend}-{warm}.json")
+        with open(policy, "w") as f:
+            json.dump({"backend": backend, "warm_pool": warm}, f)
+        env = dict(ENV)
+        self.log = os.path.join(tmp, f"mcp-{backend}-{warm}.log")
+        if warm:
+            env["BRIG_DEBUG"] = "1"
+        self.srv = Mcp([BRIG, "mcp", "-q", "--policy", policy], env=env, stderr=open(self.log, "w"))
+        self.pooled = 0
+
+    def ready(self):
+        end = time.monotonic() + 60
+        while time.monotonic() < end:
+            pool = self.srv.status()["pool"]
+            if self.warm == 0 or (pool["languages"][self.lang]["idle"] >= self.warm and
+                                  pool["removing"] == 0 and pool["languages"][self.lang]["starting"] == 0):
+                return
+            time.sleep(0.02)
+        raise RuntimeError(f"the pool did not fill: {pool}")
+
+    def __call__(self, code):
+        self.ready()
+        t0 = time.perf_counter()
+        r = self.srv.request("tools/call", {"name": "run_code", "arguments": {
+            "language": self.lang, "code": code.decode()}})
+        dt = (time.perf_counter() - t0) * 1000
+        sc = structured(r)
+        if sc["verdict"] != "success" or sc["stdout"].strip() != "1":
+            raise RuntimeError(f"{sc}")
+        if bool(sc["pooled"]) != bool(self.warm):
+            raise RuntimeError(f"pooled={sc['pooled']} with warm_pool {self.warm}")
+        self.pooled += sc["pooled"]
+        return dt
+
+    def close(self):
+        self.srv.close()
 
 
 def pct(xs, q):
@@ -61,61 +159,112 @@ def pct(xs, q):
     return xs[lo] + (xs[hi] - xs[lo]) * (k - lo)
 
 
-def available(backend):
-    r = subprocess.run([BRIG, "doctor", "--json"], capture_output=True, text=True)
-    import json
+def doctor():
+    r = subprocess.run([BRIG, "doctor", "--json"], capture_output=True, text=True, env=ENV)
     try:
-        st = json.loads(r.stdout)
+        return json.loads(r.stdout)
     except ValueError:
-        return False
-    return any(b["name"] == backend and b["available"] for b in st.get("backends", []))
+        return {}
+
+
+def breakdown(log):
+    """Median of each phase of the warm calls, from the server's BRIG_DEBUG lines."""
+    phases, host = {}, {}
+    with open(log) as f:
+        for line in f:
+            if "pooled run phases (ms):" in line:
+                for k, v in re.findall(r" ([a-z]+) (-?\d+)", line.split("phases (ms):")[1]):
+                    phases.setdefault(k, []).append(int(v))
+            m = re.search(r"pooled: take (\d+) ms, run_prepared (\d+) ms", line)
+            if m:
+                host.setdefault("take", []).append(int(m.group(1)))
+                host.setdefault("run_prepared", []).append(int(m.group(2)))
+    if not host:
+        return None
+    med = {k: statistics.median(v) for k, v in {**host, **phases}.items()}
+    return (f"take {med['take']:.0f} | hand-over -> code written {med.get('write', 0):.0f} -> first "
+            f"output {med.get('output', 0):.0f} -> stream end (engine saw the exit) {med.get('io', 0):.0f} "
+            f"-> wait {med.get('wait', 0):.0f} -> inspect {med.get('inspect', 0):.0f} "
+            f"(run_prepared {med['run_prepared']:.0f}) | after the answer: remove {med.get('delete', 0):.0f}; "
+            f"ahead of the call: create {med.get('create', 0):.0f}, attach {med.get('attach', 0):.0f}, "
+            f"start {med.get('start', 0):.0f}")
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("-n", type=int, default=20, help="runs per row (default 20)")
     ap.add_argument("--lang", default="python", choices=sorted(CODE))
-    ap.add_argument("--rows", default="", help="comma-separated row names to keep")
+    ap.add_argument("--rows", default="", help="comma-separated row names (substrings) to keep")
     args = ap.parse_args()
     lang = args.lang
-    argv = explain_argv([], lang)
-    rows = {"raw docker run (runc)": raw_row(argv), "brig docker-cli": brig_row("docker-cli", lang)}
-    if available("docker-api"):
-        rows["brig docker-api"] = brig_row("docker-api", lang)
-    if available("gvisor"):
-        gv = subprocess.run([BRIG, "doctor", "--json", "--backend", "gvisor"], capture_output=True, text=True)
-        import json
-        runtime = next((b["runtime"] for b in json.loads(gv.stdout)["backends"] if b["name"] == "gvisor"), "runsc")
-        rows[f"raw docker run ({runtime})"] = raw_row(argv, runtime)
-        rows["brig gvisor"] = brig_row("gvisor", lang)
-    if args.rows:
-        keep = args.rows.split(",")
-        rows = {k: v for k, v in rows.items() if any(x in k for x in keep)}
+    tmp = tempfile.mkdtemp(prefix="brig-latency-")
+    argv = explain_argv(lang)
+    st = doctor()
+    avail = {b["name"]: b for b in st.get("backends", []) if b.get("available")}
+    keep = args.rows.split(",") if args.rows else None
+
+    def want(name):
+        return not keep or any(x in name for x in keep)
+
+    rows = {}
+    mcp_rows = []
+    has_profile = any(a.startswith("seccomp=") for a in argv)
+    if want("raw docker run (runc)"):
+        rows["raw docker run (runc)"] = raw_row(
+            argv, seccomp=seccomp_file(tmp, "container") if has_profile else None)
+    if want("brig docker-cli"):
+        rows["brig docker-cli"] = brig_row("docker-cli", lang)
+    if "docker-api" in avail:
+        if want("brig docker-api"):
+            rows["brig docker-api"] = brig_row("docker-api", lang)
+        for warm, label in ((0, "mcp docker-api cold"), (2, "mcp docker-api warm")):
+            if want(label):
+                rows[label] = McpRow("docker-api", lang, warm, tmp)
+                mcp_rows.append((label, rows[label]))
+    if "gvisor" in avail:
+        runtime = avail["gvisor"].get("runtime") or "runsc"
+        if want(f"raw docker run ({runtime})"):
+            rows[f"raw docker run ({runtime})"] = raw_row(
+                argv, runtime, seccomp_file(tmp, "gvisor") if has_profile else None)
+        if want("brig gvisor"):
+            rows["brig gvisor"] = brig_row("gvisor", lang)
+        for warm, label in ((0, "mcp gvisor cold"), (2, "mcp gvisor warm")):
+            if want(label):
+                rows[label] = McpRow("gvisor", lang, warm, tmp)
+                mcp_rows.append((label, rows[label]))
     times = {k: [] for k in rows}
     code = CODE[lang].encode()
-    for k, mk in rows.items():  # one warm-up each: page cache, engine caches
-        subprocess.run(mk(), input=code, capture_output=True)
-    for _ in range(args.n):
-        order = list(rows)
-        random.shuffle(order)
-        for k in order:
-            t0 = time.perf_counter()
-            p = subprocess.run(rows[k](), input=code, capture_output=True)
-            dt = (time.perf_counter() - t0) * 1000
-            if p.returncode != 0 or p.stdout.strip() != b"1":
-                print(f"{k}: run failed rc={p.returncode} {p.stderr[-300:]!r}", file=sys.stderr)
-                sys.exit(1)
-            times[k].append(dt)
+    try:
+        for k, run in rows.items():  # one warm-up each: page cache, engine caches
+            run(code)
+        for _ in range(args.n):
+            order = list(rows)
+            random.shuffle(order)
+            for k in order:
+                try:
+                    times[k].append(rows[k](code))
+                except Exception as e:  # noqa: BLE001
+                    print(f"{k}: run failed: {e}", file=sys.stderr)
+                    sys.exit(1)
+    finally:
+        for _, r in mcp_rows:
+            r.close()
     base = {}
     print(f"{lang} `{CODE[lang].strip()}`, {args.n} runs per row, interleaved, ms")
-    print(f"{'row':28} {'p50':>8} {'p95':>8} {'min':>8}  {'p50 / raw docker run (same runtime)':>10}")
+    print(f"{'row':28} {'p50':>8} {'p95':>8} {'min':>8}  p50 / raw docker run (same runtime)")
+    for k in rows:
+        if k.startswith("raw"):
+            base["runsc" if "runsc" in k else "runc"] = statistics.median(times[k])
     for k in rows:
         p50 = statistics.median(times[k])
         runtime = "runsc" if ("runsc" in k or "gvisor" in k) else "runc"
-        if k.startswith("raw"):
-            base[runtime] = p50
         ratio = p50 / base[runtime] if runtime in base else float("nan")
         print(f"{k:28} {p50:8.1f} {pct(times[k], 0.95):8.1f} {min(times[k]):8.1f}  {ratio:8.2f}x")
+    for label, r in mcp_rows:
+        if r.warm:
+            b = breakdown(r.log)
+            if b:
+                print(f"{label}, median ms: {b}")
 
 
 if __name__ == "__main__":

@@ -12,6 +12,22 @@ import sys
 import time
 import traceback
 
+# Every process this suite starts is remembered: a leaked container is one whose owner (the
+# brig.owner label, "PID:STARTTIME") is one of ours and gone.  Containers of other brig
+# processes on the host (other suites running in parallel, some of which orphan containers on
+# purpose to test `brig gc`) are not this suite's business.
+OUR_PIDS = set()
+_Popen = subprocess.Popen
+
+
+class _TrackingPopen(_Popen):
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        OUR_PIDS.add(self.pid)
+
+
+subprocess.Popen = _TrackingPopen
+
 BRIG = os.environ.get("BRIG", "brig")
 BACKEND = os.environ.get("BRIG_TEST_BACKEND", "docker-cli")
 ISOLATION = os.environ.get("BRIG_TEST_ISOLATION", "")
@@ -47,15 +63,25 @@ def owner_alive(owner):
         return False
 
 
+def owner_pid(owner):
+    try:
+        return int(owner.split(":")[0])
+    except ValueError:
+        return None
+
+
 def brig_containers(orphans_only=False):
-    """Containers labelled brig=1; with orphans_only, those whose owning brig is gone (leaks;
-    containers of brig processes still running elsewhere on the host are in flight)."""
+    """Containers labelled brig=1; with orphans_only, the leaks of THIS suite: owned by a brig
+    process it started that is gone."""
     r = docker("ps", "-a", "--filter", "label=brig=1", "--format", '{{.ID}} {{.Label "brig.owner"}}')
     out = []
     for line in r.stdout.splitlines():
         cid, _, owner = line.partition(" ")
-        if cid and not (orphans_only and owner_alive(owner)):
-            out.append(cid)
+        if not cid:
+            continue
+        if orphans_only and (owner_pid(owner) not in OUR_PIDS or owner_alive(owner)):
+            continue
+        out.append(cid)
     return out
 
 

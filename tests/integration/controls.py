@@ -3,14 +3,19 @@
 
 One suite for every backend: $BRIG_TEST_BACKEND names it (docker-cli, docker-api, gvisor).
 """
+import json
 import os
 import signal
 import subprocess
+import sys
 import time
 
-from brigtest import BACKEND, BRIG, Run, backend_args, brig, container_exists, main
+from brigtest import (BACKEND, BRIG, Run, backend_args, brig, container_exists, docker, main,
+                      skip)
 
 GVISOR = BACKEND == "gvisor" or os.environ.get("BRIG_TEST_ISOLATION") == "gvisor"
+# gVisor's fixed identity (runsc 20221219): uname -r and -v inside every sandbox
+GVISOR_RELEASE, GVISOR_VERSION = "4.4.0", "#1 SMP Sun Jan 10 15:06:54 PST 2016"
 
 
 def test_hello_python():
@@ -102,9 +107,18 @@ for f, a in ((os.setuid, 0), (os.setgid, 0), (os.seteuid, 0)):
 def test_no_capabilities():
     r = brig(code="grep -E '^Cap(Inh|Prm|Eff|Bnd|Amb)' /proc/self/status", lang="shell")
     lines = r["stdout"].strip().splitlines()
-    assert len(lines) == 5, r
+    # gVisor has no ambient capabilities at all: no CapAmb line, PR_CAP_AMBIENT is EINVAL
+    names = ["CapInh:", "CapPrm:", "CapEff:", "CapBnd:"] + ([] if GVISOR else ["CapAmb:"])
+    assert [line.split()[0] for line in lines] == names, r
     for line in lines:
         assert line.split()[1] == "0000000000000000", r
+    code = """
+import ctypes
+libc = ctypes.CDLL(None, use_errno=True)
+print(sorted({libc.prctl(47, 1, cap, 0, 0) for cap in range(41)}))  # PR_CAP_AMBIENT_IS_SET
+"""
+    r = brig(code=code)
+    assert r["verdict"] == "success" and r["stdout"].strip() in ("[0]", "[-1]"), r
 
 
 def test_no_new_privileges():
@@ -140,6 +154,45 @@ print("forked", n)
     r = brig("--timeout", "10", code=code, timeout=60)
     assert r["verdict"] != "sandbox_error", r
     assert "fork failed" in r["stdout"] or r["verdict"] == "oom", r
+    if "fork failed" in r["stdout"]:
+        # the policy's 64 processes: python itself and 63 children (runc: the pids cgroup;
+        # gVisor: RLIMIT_NPROC inside the sandbox, the wrapper shell counted on top)
+        n = int(r["stdout"].split("fork failed after")[1].split()[0])
+        assert 60 <= n <= 63, r
+
+
+def test_process_budget_usable():
+    """The budget the policy promises is really there: under gVisor the engine's pids limit
+    must leave room for gVisor's own host threads (a panic would be sandbox_error)."""
+    fork60 = """
+import os, time
+pids = []
+for i in range(60):
+    pid = os.fork()
+    if pid == 0:
+        time.sleep(1)
+        os._exit(0)
+    pids.append(pid)
+for pid in pids:
+    os.waitpid(pid, 0)
+print("forked", len(pids))
+"""
+    r = brig("--timeout", "20", code=fork60, timeout=90)
+    assert r["verdict"] == "success" and r["stdout"] == "forked 60\n", r
+    many = "i=0; while [ $i -lt 300 ]; do ls / >/dev/null; echo $i | wc -c >/dev/null; " \
+           "i=$((i+1)); done; echo done $i\n"
+    r = brig("--timeout", "20", code=many, lang="shell", timeout=90)
+    assert r["verdict"] == "success" and r["stdout"] == "done 300\n", r
+    workers = """
+const { Worker } = require('worker_threads');
+let done = 0;
+for (let i = 0; i < 2; i++) {
+  const w = new Worker('let x = 0; for (let i = 0; i < 1e6; i++) x += i;', { eval: true });
+  w.on('exit', () => { if (++done === 2) console.log('workers done'); });
+}
+"""
+    r = brig("--timeout", "20", code=workers, lang="node", timeout=90)
+    assert r["verdict"] == "success" and r["stdout"] == "workers done\n", r
 
 
 def test_memory_hog_is_oom():
@@ -253,6 +306,145 @@ def test_sigterm_removes_container():
     assert not container_exists(res["container"]), res
 
 
+def test_kernel_is_the_backends():
+    """gVisor's kernel under gvisor, the host's otherwise: no test passes on runc by mistake."""
+    r = brig(code="uname -r; uname -v; cat /proc/version; dmesg 2>&1 | head -2", lang="shell")
+    assert r["verdict"] == "success", r
+    lines = r["stdout"].splitlines()
+    host = os.uname()
+    if GVISOR:
+        # dmesg prints "Starting gVisor..." where syslog(2) is allowed; brig's seccomp profile
+        # refuses it (EPERM), so gVisor's fixed uname is the proof
+        assert lines[0] == GVISOR_RELEASE and lines[1] == GVISOR_VERSION, r
+        assert host.release not in r["stdout"], r
+        assert "gVisor" in r["stdout"] or "Operation not permitted" in r["stdout"], r
+        assert r["runtime"].startswith("runsc"), r
+    else:
+        assert lines[0] == host.release and lines[1] == host.version, r
+        assert r["runtime"] == "runc", r
+
+
+def test_unshare_user_namespace_refused():
+    """The seccomp profile holds on every backend: under gVisor only because the runtime is
+    runsc-seccomp (runsc --oci-seccomp); plain runsc would let this succeed."""
+    code = """
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+rc = libc.unshare(0x10000000)  # CLONE_NEWUSER
+print(rc, os.strerror(ctypes.get_errno()) if rc else "UNSHARED")
+print(open("/proc/self/status").read().split("Seccomp:")[1].split()[0])
+"""
+    r = brig(code=code)
+    assert r["verdict"] == "success", r
+    assert r["stdout"].splitlines() == ["-1 Operation not permitted", "2"], r
+
+
+def test_program_exit_2_is_error():
+    """Exit 2 is the program's own, even under gVisor, where a sentry panic also exits 2."""
+    r = brig(code="import sys\nprint('out')\nprint('err', file=sys.stderr)\nsys.exit(2)")
+    assert r.rc == 2 and r["verdict"] == "error" and r["exit_code"] == 2, r
+    assert r["stdout"] == "out\n" and r["stderr"] == "err\n", r
+    r = brig(code="printf partial >&2; exit 2", lang="shell")
+    assert r["verdict"] == "error" and r["exit_code"] == 2 and r["stderr"] == "partial", r
+
+
+def test_sandbox_panic_is_sandbox_error():
+    """A real sentry panic: the engine's pids limit lowered to 48 (BRIG_GVISOR_PIDS_LIMIT only
+    lowers it), where gVisor's own threads alone nearly fill it; a few forks tip it over."""
+    code = """
+import os
+print("start", flush=True)
+for i in range(8):
+    if os.fork() == 0:
+        os._exit(0)
+    os.wait()
+print("end")
+"""
+    r = brig(code=code, extra_env={"BRIG_GVISOR_PIDS_LIMIT": "48"})
+    assert r.rc == 125 and r["verdict"] == "sandbox_error", r
+    assert r["exit_code"] == -1 and "sentry" in r["error"] and "48" in r["error"], r
+    assert not container_exists(r["container"]), r
+
+
+def test_single_big_write_complete():
+    """One write of 100 KB (under the 128 KiB cap) arrives whole: gVisor answers a big write to
+    a full pipe with a short count, which unbuffered Python would drop."""
+    r = brig(code="import sys\nsys.stdout.write('y' * 100000)\n")
+    assert r["verdict"] == "success" and len(r["stdout"]) == 100000, (len(r["stdout"]), r)
+    r = brig(code="import os\nprint(os.environ.get('PYTHONUNBUFFERED'))")
+    assert r["stdout"] == ("None\n" if GVISOR else "1\n"), r
+
+
+def creates_of(pid, since, until):
+    """Container create events of the brig process `pid` (its brig.owner label) in [since, until]."""
+    r = docker("events", "--since", f"{since:.3f}", "--until", f"{until:.3f}", "--filter",
+               "type=container", "--filter", "event=create", "--format", "{{json .Actor.Attributes}}")
+    assert r.returncode == 0, r.stderr
+    attrs = [json.loads(line) for line in r.stdout.splitlines() if line.strip()]
+    return [a for a in attrs if a.get("brig.owner", "").startswith(f"{pid}:")]
+
+
+def brig_gvisor_runtime(args, runtime, json_out=True):
+    """`brig run ARGS` with $BRIG_GVISOR_RUNTIME=runtime; (rc, stdout, stderr, creates)."""
+    env = dict(os.environ, BRIG_GVISOR_RUNTIME=runtime)
+    cmd = [BRIG, "run", *args, "-l", "shell", "-c", "echo RAN"] + (["--json"] if json_out else [])
+    t0 = time.time()
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    out, err = p.communicate(timeout=60)
+    time.sleep(0.2)  # the engine's event clock
+    return p.returncode, out.decode(), err.decode(), creates_of(p.pid, t0 - 1, time.time())
+
+
+def test_gvisor_unavailable_fails_closed():
+    """runsc missing (a runtime name dockerd does not know): every way of asking for gVisor
+    refuses with exit 125 and the reason, and no container is created at all."""
+    for args in (["--isolation", "gvisor"], ["--backend", "gvisor"],
+                 ["--backend", "gvisor", "--isolation", "gvisor"]):
+        rc, out, err, creates = brig_gvisor_runtime(args, "runsc-nope")
+        assert rc == 125, (args, rc, out, err)
+        assert "runsc-nope" in err and "not registered" in err and "setup-host" in err, err
+        assert "RAN" not in out and out == "", (args, out)
+        assert creates == [], (args, creates)
+    # explain refuses the same way, and a weaker backend never satisfies the minimum
+    env = dict(os.environ, BRIG_GVISOR_RUNTIME="runsc-nope")
+    p = subprocess.run([BRIG, "explain", "--isolation", "gvisor", "-l", "shell", "-c", "id"],
+                       capture_output=True, text=True, env=env, timeout=60)
+    assert p.returncode == 125 and "runsc-nope" in p.stderr, p
+    p = subprocess.run([BRIG, "run", "--backend", "docker-api", "--isolation", "gvisor", "-l",
+                        "shell", "-c", "echo RAN"], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 125 and "RAN" not in p.stdout and "weaker" in p.stderr, p
+    # the MCP server: an error result, nothing ran
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import mcpclient
+    m = mcpclient.brig_mcp(BRIG, "--isolation", "gvisor", env=env, stderr=subprocess.DEVNULL)
+    try:
+        r = m.request("tools/call", {"name": "run_code",
+                                     "arguments": {"language": "shell", "code": "echo RAN"}})
+        assert r["result"]["isError"] is True, r
+        text = r["result"]["content"][0]["text"]
+        assert "runsc-nope" in text and "nothing ran" in text, r
+    finally:
+        m.close()
+
+
+def test_gvisor_impostor_refused():
+    """A runtime that is registered but is not gVisor (runc under the gvisor backend) fails the
+    smoke test; the smoke container is the only container, and it is removed."""
+    rc, out, err, creates = brig_gvisor_runtime(["--backend", "gvisor"], "runc")
+    assert rc == 125 and "host's own kernel" in err and "RAN" not in out, (rc, out, err)
+    assert [c.get("brig.probe") for c in creates] == ["gvisor"], creates
+    assert not container_exists(creates[0]["name"]), creates
+
+
+def test_explain_gvisor_shows_runtime():
+    p = subprocess.run([BRIG, "explain", "--isolation", "gvisor", "-l", "python", "-c", "1"],
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p
+    assert "# backend: gvisor (gvisor isolation, runtime runsc-seccomp)" in p.stdout, p.stdout
+    assert '"Runtime": "runsc-seccomp"' in p.stdout, p.stdout
+    assert '"Name": "nproc"' in p.stdout and "/bin/sh" in p.stdout, p.stdout
+
+
 def test_missing_image_is_sandbox_error(tmp="/tmp/brig-it-policy.json"):
     with open(tmp, "w") as f:
         f.write('{"images": {"python": "brig/does-not-exist:1"}}')
@@ -265,7 +457,24 @@ def test_missing_image_is_sandbox_error(tmp="/tmp/brig-it-policy.json"):
         os.unlink(tmp)
 
 
+def gvisor_available():
+    """(available, reason) of the gvisor backend, from `brig doctor --json`."""
+    p = subprocess.run([BRIG, "doctor", "--json"], capture_output=True, text=True, timeout=120)
+    try:
+        st = json.loads(p.stdout)
+    except ValueError:
+        return False, f"brig doctor failed: {p.stderr[-300:]}"
+    for b in st.get("backends", []):
+        if b["name"] == "gvisor":
+            return b["available"], b.get("reason") or ""
+    return False, "the gvisor plugin is not installed"
+
+
 if __name__ == "__main__":
+    if GVISOR:
+        ok, why = gvisor_available()
+        if not ok:
+            skip(f"gVisor is not usable here: {why}")
     main([
         test_hello_python,
         test_hello_node_and_shell,
@@ -278,6 +487,7 @@ if __name__ == "__main__":
         test_no_new_privileges,
         test_fork_bomb_contained,
         test_pids_limit_enforced,
+        test_process_budget_usable,
         test_memory_hog_is_oom,
         test_infinite_loop_times_out,
         test_flood_truncated_quickly,
@@ -291,4 +501,13 @@ if __name__ == "__main__":
         test_sigint_removes_container,
         test_sigterm_removes_container,
         test_missing_image_is_sandbox_error,
-    ])
+        test_kernel_is_the_backends,
+        test_unshare_user_namespace_refused,
+        test_program_exit_2_is_error,
+        test_single_big_write_complete,
+        test_gvisor_unavailable_fails_closed,
+        test_gvisor_impostor_refused,
+    ] + ([
+        test_sandbox_panic_is_sandbox_error,
+        test_explain_gvisor_shows_runtime,
+    ] if GVISOR else []))

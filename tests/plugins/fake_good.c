@@ -3,6 +3,9 @@
  *   fake          container isolation, available: run() echoes the code to stdout; code "exit N"
  *                 exits N; "oom" reports an OOM kill; "hang" honours the cancel fd.
  *   fake-gvisor   gvisor isolation, NOT available (for the fail-closed tests).
+ * Every variant has the prepared-container hooks (ABI 1.1) for the warm pool tests: code
+ * "stale" makes run_prepared refuse (nothing handed over); FAKE_PREPARE_FAIL in the
+ * environment makes prepare fail; fake_pool_counts() reports prepared / live handles.
  */
 #include "config.h"
 
@@ -14,6 +17,7 @@
 #include "brig-backend.h"
 
 static const brig_host_services *host;
+static int n_prepared, n_live, n_run_prepared;
 
 static int fake_probe(brig_probe_info *info, brig_error **err)
 {
@@ -73,6 +77,62 @@ static int fake_run(const brig_spec *spec, const brig_run_control *ctl, brig_res
 	return 0;
 }
 
+typedef struct fake_box {
+	char *name;
+	bool used;
+} fake_box;
+
+static int fake_prepare(const brig_spec *spec, void **handle, brig_error **err)
+{
+	if (getenv("FAKE_PREPARE_FAIL")) {
+		*err = host->error_new(BRIG_E_SANDBOX, 0, "fake prepare failure");
+		return BRIG_E_SANDBOX;
+	}
+	fake_box *b = calloc(1, sizeof *b);
+	if (!b || !(b->name = strdup(spec->name))) {
+		free(b);
+		return BRIG_E_SYSTEM;
+	}
+	__atomic_add_fetch(&n_prepared, 1, __ATOMIC_SEQ_CST);
+	__atomic_add_fetch(&n_live, 1, __ATOMIC_SEQ_CST);
+	*handle = b;
+	return 0;
+}
+
+static int fake_run_prepared(void *handle, const brig_spec *spec, const brig_run_control *ctl,
+			     brig_result *res, brig_error **err)
+{
+	fake_box *b = handle;
+	if (b->used || strcmp(b->name, spec->name) != 0) {
+		*err = host->error_new(BRIG_E_SANDBOX, 0, "fake: box reused or misnamed");
+		return BRIG_E_SANDBOX;
+	}
+	if (spec->stdin_len == 5 && memcmp(spec->stdin_data, "stale", 5) == 0) {
+		*err = host->error_new(BRIG_E_UNAVAILABLE, 0, "fake: stale box");
+		return BRIG_E_UNAVAILABLE;
+	}
+	b->used = true;
+	__atomic_add_fetch(&n_run_prepared, 1, __ATOMIC_SEQ_CST);
+	return fake_run(spec, ctl, res, err);
+}
+
+static void fake_discard(void *handle)
+{
+	fake_box *b = handle;
+	__atomic_sub_fetch(&n_live, 1, __ATOMIC_SEQ_CST);
+	free(b->name);
+	free(b);
+}
+
+/* For the tests, found with dlsym: boxes prepared, still live, and run. */
+__attribute__((visibility("default"))) void fake_pool_counts(int *prepared, int *live, int *ran);
+__attribute__((visibility("default"))) void fake_pool_counts(int *prepared, int *live, int *ran)
+{
+	*prepared = __atomic_load_n(&n_prepared, __ATOMIC_SEQ_CST);
+	*live = __atomic_load_n(&n_live, __ATOMIC_SEQ_CST);
+	*ran = __atomic_load_n(&n_run_prepared, __ATOMIC_SEQ_CST);
+}
+
 static int fake_image_exists(const char *image, brig_error **err)
 {
 	(void)err;
@@ -92,6 +152,9 @@ static const brig_backend table = {
 	.explain = fake_explain,
 	.run = fake_run,
 	.image_exists = fake_image_exists,
+	.prepare = fake_prepare,
+	.run_prepared = fake_run_prepared,
+	.discard = fake_discard,
 };
 
 #ifndef FAKE_NO_ENTRY

@@ -364,7 +364,7 @@ static void test_send_then_answer(void)
 	dock_head_free(&h);
 }
 
-/* ---- ordinary requests through libcurl ---- */
+/* ---- ordinary requests ---- */
 
 static int request(server *s, const chunk *script, size_t n, int hold_ms, long timeout_ms,
 		   dock_response *resp, brig_error **err)
@@ -441,6 +441,152 @@ static void test_request_hang(void)
 	server_stop(&s);
 }
 
+/* The answer of a script to GET /_ping: 0 and resp filled, or < 0 and the error's message. */
+static int answer(const chunk *script, size_t n, dock_response *resp, char **msg)
+{
+	server s;
+	brig_error *err = NULL;
+	int r = request(&s, script, n, 0, 2000, resp, &err);
+	*msg = err ? xstrdup(err->message) : NULL;
+	plugin_error_free(err);
+	server_stop(&s);
+	return r;
+}
+
+static void test_request_chunked(void)
+{
+	const chunk script[] = {
+		{ "HTTP/1.1 200 OK\r\nApi-Version: 1.41\r\nTransfer-Encoding: chunked\r\n\r\n", 0,
+		  0 },
+		{ "7\r\n{\"Sta", 0, 20 },
+		{ "tu\r\n", 0, 20 },
+		{ "a;ext=1\r\nsCode\":13}\r", 0, 20 },
+		{ "\n0\r\n", 0, 20 },
+		{ "\r\n", 0, 20 },
+	};
+	dock_response resp;
+	char *msg = NULL;
+	CU_ASSERT_EQUAL(answer(script, N(script), &resp, &msg), 0);
+	CU_ASSERT_EQUAL(resp.status, 200);
+	CU_ASSERT_STRING_EQUAL(resp.api_version, "1.41");
+	CU_ASSERT_STRING_EQUAL(resp.body.data, "{\"StatusCode\":13}");
+	dock_response_free(&resp);
+	free(msg);
+
+	/* trailers after the last chunk; the whole answer in one piece */
+	const chunk trailers[] = { { "HTTP/1.1 200 OK\r\ntransfer-encoding: Chunked\r\n\r\n"
+				     "3\r\nabc\r\n0\r\nX-Trailer: 1\r\n\r\n",
+				     0, 0 } };
+	CU_ASSERT_EQUAL(answer(trailers, 1, &resp, &msg), 0);
+	CU_ASSERT_STRING_EQUAL(resp.body.data, "abc");
+	dock_response_free(&resp);
+	free(msg);
+}
+
+static void test_request_bodies(void)
+{
+	dock_response resp;
+	char *msg = NULL;
+	/* Content-Length split across reads; bytes beyond it are not body */
+	const chunk cl[] = { { "HTTP/1.1 201 Created\r\nContent-Length: 10\r\n\r\n01234", 0, 0 },
+			     { "56789tail", 0, 30 } };
+	CU_ASSERT_EQUAL(answer(cl, N(cl), &resp, &msg), 0);
+	CU_ASSERT_EQUAL(resp.status, 201);
+	CU_ASSERT_STRING_EQUAL(resp.body.data, "0123456789");
+	dock_response_free(&resp);
+	/* neither length nor chunks: the body ends when dockerd closes */
+	const chunk eof[] = { { "HTTP/1.1 200 OK\r\n\r\nuntil", 0, 0 }, { " the end", 0, 30 } };
+	CU_ASSERT_EQUAL(answer(eof, N(eof), &resp, &msg), 0);
+	CU_ASSERT_STRING_EQUAL(resp.body.data, "until the end");
+	dock_response_free(&resp);
+	/* 204: no body, complete at the header block even if dockerd keeps the connection */
+	const chunk none[] = { { "HTTP/1.1 204 No Content\r\n\r\n", 0, 0 } };
+	server s;
+	brig_error *err = NULL;
+	int64_t t0 = now_ms();
+	CU_ASSERT_EQUAL(request(&s, none, 1, 3000, 2000, &resp, &err), 0);
+	CU_ASSERT_TRUE(now_ms() - t0 < 1000);
+	CU_ASSERT_EQUAL(resp.status, 204);
+	CU_ASSERT_EQUAL(resp.body.len, 0);
+	dock_response_free(&resp);
+	server_stop(&s);
+}
+
+static void test_request_broken_bodies(void)
+{
+	dock_response resp;
+	char *msg = NULL;
+	const chunk cut[] = { { "HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\n0123", 0, 0 } };
+	CU_ASSERT_TRUE(answer(cut, 1, &resp, &msg) < 0);
+	CU_ASSERT_PTR_NOT_NULL(msg && strstr(msg, "GET /_ping"));
+	dock_response_free(&resp);
+	free(msg);
+	const chunk bad[] = { { "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n", 0,
+				0 } };
+	CU_ASSERT_TRUE(answer(bad, 1, &resp, &msg) < 0);
+	CU_ASSERT_PTR_NOT_NULL(msg && strstr(msg, "GET /_ping"));
+	dock_response_free(&resp);
+	free(msg);
+	const chunk nocrlf[] = { { "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+				   "3\r\nabcX\r\n0\r\n\r\n",
+				   0, 0 } };
+	CU_ASSERT_TRUE(answer(nocrlf, 1, &resp, &msg) < 0);
+	CU_ASSERT_PTR_NOT_NULL(msg && strstr(msg, "GET /_ping"));
+	dock_response_free(&resp);
+	free(msg);
+	const chunk huge[] = { { "HTTP/1.1 200 OK\r\nContent-Length: 99999999999\r\n\r\nx", 0,
+				 0 } };
+	CU_ASSERT_TRUE(answer(huge, 1, &resp, &msg) < 0);
+	CU_ASSERT_PTR_NOT_NULL(msg && strstr(msg, "GET /_ping"));
+	dock_response_free(&resp);
+	free(msg);
+	const chunk hugechunk[] = { { "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+				      "FFFFFFF\r\nx",
+				      0, 0 } };
+	CU_ASSERT_TRUE(answer(hugechunk, 1, &resp, &msg) < 0);
+	CU_ASSERT_PTR_NOT_NULL(msg && strstr(msg, "GET /_ping"));
+	dock_response_free(&resp);
+	free(msg);
+}
+
+/* A POST carries its JSON with a length and a content type. */
+static void test_request_post(void)
+{
+	const chunk script[] = { { "HTTP/1.1 201 Created\r\nContent-Length: 2\r\n\r\n{}", 0, 50 } };
+	server s;
+	server_start(&s, script, 1, 0);
+	dock_response resp;
+	dock_response_init(&resp);
+	brig_error *err = NULL;
+	CU_ASSERT_EQUAL(dock_request(s.path, "POST", "/v1.41/containers/create?name=x",
+				     "{\"Image\":\"i\"}", 2000, &resp, &err),
+			0);
+	pthread_join(s.th, NULL); /* the request is complete in s.request */
+	CU_ASSERT_EQUAL(resp.status, 201);
+	const char *rq = s.request.data ? s.request.data : "";
+	CU_ASSERT_PTR_NOT_NULL(strstr(rq, "POST /v1.41/containers/create?name=x HTTP/1.1\r\n"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(rq, "Content-Length: 13\r\n"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(rq, "Content-Type: application/json\r\n"));
+	dock_response_free(&resp);
+	close(s.lfd);
+	unlink(s.path);
+	rmdir(s.dir);
+	sb_free(&s.request);
+}
+
+static void test_request_no_daemon(void)
+{
+	dock_response resp;
+	dock_response_init(&resp);
+	brig_error *err = NULL;
+	CU_ASSERT_TRUE(dock_request("/nonexistent/docker.sock", "GET", "/_ping", NULL, 1000, &resp,
+				    &err) < 0);
+	CU_ASSERT_PTR_NOT_NULL(err && strstr(err->message, "cannot connect to dockerd at "
+							   "/nonexistent/docker.sock"));
+	plugin_error_free(err);
+	dock_response_free(&resp);
+}
+
 static void test_error_text(void)
 {
 	dock_response r;
@@ -493,6 +639,11 @@ static CU_TestInfo tests[] = {
 	{ "request error status", test_request_error_status },
 	{ "request garbage", test_request_garbage },
 	{ "request hang", test_request_hang },
+	{ "request chunked", test_request_chunked },
+	{ "request bodies: length, EOF, 204", test_request_bodies },
+	{ "request broken bodies", test_request_broken_bodies },
+	{ "request POST", test_request_post },
+	{ "request without a daemon", test_request_no_daemon },
 	{ "error text", test_error_text },
 	{ "socket path", test_socket_path },
 	CU_TEST_INFO_NULL,

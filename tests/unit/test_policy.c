@@ -143,6 +143,15 @@ static char *temp_file(const char *content)
 	return xstrdup(tmpl);
 }
 
+static bool strv_same(char **a, char **b)
+{
+	size_t i = 0;
+	for (; a && b && a[i] && b[i]; i++)
+		if (strcmp(a[i], b[i]) != 0)
+			return false;
+	return (!a || !a[i]) && (!b || !b[i]);
+}
+
 static bool policy_equal(const brig_policy *a, const brig_policy *b)
 {
 	bool eq = a->timeout_seconds == b->timeout_seconds &&
@@ -154,8 +163,10 @@ static bool policy_equal(const brig_policy *a, const brig_policy *b)
 		  str_eq(a->user, b->user) && a->require_digest == b->require_digest &&
 		  str_eq(a->backend, b->backend) && a->isolation == b->isolation &&
 		  str_eq(a->seccomp_profile, b->seccomp_profile) &&
+		  strv_same(a->seccomp_deny, b->seccomp_deny) &&
 		  a->max_concurrent_runs == b->max_concurrent_runs &&
-		  str_eq(a->audit_log, b->audit_log);
+		  str_eq(a->audit_log, b->audit_log) && a->warm_pool == b->warm_pool &&
+		  a->memory_budget_mb == b->memory_budget_mb;
 	for (int i = 0; i < BRIG_LANG_COUNT; i++)
 		eq = eq && str_eq(a->images[i], b->images[i]);
 	return eq;
@@ -267,7 +278,7 @@ static void test_defaults(void)
 	CU_ASSERT_FALSE(p->require_digest);
 	CU_ASSERT_STRING_EQUAL(p->backend, "auto");
 	CU_ASSERT_EQUAL(p->isolation, BRIG_ISOLATION_CONTAINER);
-	CU_ASSERT_STRING_EQUAL(p->seccomp_profile, "engine");
+	CU_ASSERT_STRING_EQUAL(p->seccomp_profile, "brig");
 	CU_ASSERT_PTR_NULL(p->seccomp_deny);
 	CU_ASSERT_EQUAL(p->max_concurrent_runs, 4);
 	CU_ASSERT_PTR_NULL(p->audit_log);
@@ -379,7 +390,7 @@ static void test_other_wrong_types(void)
 	key_fails("user", "65534", "expected a string, got an integer");
 	key_fails("backend", "null", "expected a string, got null");
 	key_fails("isolation", "2", "expected a string");
-	key_fails("seccomp", "false", "expected a string");
+	key_fails("seccomp", "false", "expected a string or an object, got a boolean");
 	key_fails("audit_log", "5", "expected a string, got an integer");
 	key_fails("images", "\"brig/python:bookworm\"", "expected an object, got a string");
 	load_fails("{\"images\": {\"python\": 3}}",
@@ -398,7 +409,7 @@ static void test_unknown_top_level_key(void)
 	load_fails("{\"memory\": 512}", ORIGIN ": memory: unknown key", NULL);
 	load_fails("{\"memory_mb\": 512, \"Network\": true}", ORIGIN ": Network: unknown key",
 		   NULL);
-	/* seccomp_deny is a struct field, not (yet) a key */
+	/* seccomp_deny is a struct field; the key is seccomp.deny */
 	load_fails("{\"seccomp_deny\": []}", ORIGIN ": seccomp_deny: unknown key", NULL);
 	/* an odd key name is quoted and escaped, never printed raw */
 	load_fails("{\"a b\\u001b[31m\": 1}", ORIGIN ": \"a b\\x1b[31m\": unknown key", NULL);
@@ -632,13 +643,82 @@ static void test_audit_log(void)
 
 static void test_seccomp_values(void)
 {
+	key_ok("seccomp", "\"brig\"");
 	key_ok("seccomp", "\"engine\"");
-	/* brig's own profile is a later issue: refused rather than silently meaning something */
-	key_fails("seccomp", "\"default\"", "is neither \"engine\" nor an absolute path");
-	key_fails("seccomp", "\"profiles/seccomp.json\"", "is neither");
+	key_fails("seccomp", "\"default\"",
+		  "\"default\" is not \"brig\", \"engine\" or an absolute path");
+	key_fails("seccomp", "\"Brig\"", "is not \"brig\"");
+	key_fails("seccomp", "\"profiles/seccomp.json\"", "is not \"brig\"");
 	key_fails("seccomp", "\"/nonexistent/brig/seccomp.json\"",
 		  "cannot read /nonexistent/brig/seccomp.json: No such file or directory");
 	key_fails("seccomp", "\"/\"", "cannot read /: Is a directory");
+	key_fails("seccomp", "[\"brig\"]", "expected a string or an object, got an array");
+	key_fails("seccomp", "\"br\\u0000ig\"", "contains a NUL character");
+}
+
+/* {"profile": ..., "deny": [...]}: the profile defaults to brig's, names are libseccomp's. */
+static void test_seccomp_object(void)
+{
+	brig_policy *p = load_ok("{\"seccomp\": {\"profile\": \"brig\", \"deny\": "
+				 "[\"ptrace\", \"mount\", \"chown32\"]}}");
+	CU_ASSERT_STRING_EQUAL(p->seccomp_profile, "brig");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(p->seccomp_deny);
+	CU_ASSERT_EQUAL(strv_len(p->seccomp_deny), 3);
+	CU_ASSERT_STRING_EQUAL(p->seccomp_deny[2], "chown32"); /* known, if not on x86_64 */
+	json_object *v = policy_get(p, "seccomp");
+	CU_ASSERT_STRING_EQUAL(
+		json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN),
+		"{\"profile\":\"brig\",\"deny\":[\"ptrace\",\"mount\",\"chown32\"]}");
+	json_object_put(v);
+	brig_policy_free(p);
+
+	p = load_ok("{\"seccomp\": {\"deny\": [\"keyctl\"]}}");
+	CU_ASSERT_STRING_EQUAL(p->seccomp_profile, "brig");
+	CU_ASSERT_STRING_EQUAL(p->seccomp_deny[0], "keyctl");
+	brig_policy_free(p);
+
+	/* empty: the same as the string form, and printed as such */
+	p = load_ok("{\"seccomp\": {\"profile\": \"engine\", \"deny\": []}}");
+	CU_ASSERT_STRING_EQUAL(p->seccomp_profile, "engine");
+	CU_ASSERT_PTR_NULL(p->seccomp_deny);
+	v = policy_get(p, "seccomp");
+	CU_ASSERT_STRING_EQUAL(json_object_get_string(v), "engine");
+	json_object_put(v);
+	brig_policy_free(p);
+	p = load_ok("{\"seccomp\": {}}");
+	CU_ASSERT_STRING_EQUAL(p->seccomp_profile, "brig");
+	brig_policy_free(p);
+
+	load_fails("{\"seccomp\": {\"deny\": [\"ptrace\", \"mount\", \"ptrac\"]}}",
+		   ORIGIN ": seccomp.deny[2]: \"ptrac\" is not a syscall known to libseccomp ",
+		   NULL);
+	load_fails("{\"seccomp\": {\"deny\": [\"PTRACE\"]}}",
+		   ORIGIN ": seccomp.deny[0]: \"PTRACE\" is not a syscall name", NULL);
+	load_fails("{\"seccomp\": {\"deny\": [\"a b\\u001b\"]}}",
+		   ORIGIN ": seccomp.deny[0]: \"a b\\x1b\" is not a syscall name", NULL);
+	load_fails("{\"seccomp\": {\"deny\": [\"\"]}}", ORIGIN ": seccomp.deny[0]: \"\" is not",
+		   NULL);
+	load_fails("{\"seccomp\": {\"profile\": \"engine\", \"deny\": [\"ptrace\"]}}",
+		   ORIGIN ": seccomp.deny: cannot be used with the \"engine\" profile",
+		   "not brig's to edit");
+	load_fails("{\"seccomp\": {\"deny\": \"ptrace\"}}",
+		   ORIGIN ": seccomp.deny: expected an array of syscall names, got a string", NULL);
+	load_fails("{\"seccomp\": {\"deny\": [1]}}",
+		   ORIGIN ": seccomp.deny[0]: expected a string, got an integer", NULL);
+	load_fails("{\"seccomp\": {\"profile\": 1}}",
+		   ORIGIN ": seccomp.profile: expected a string, got an integer", NULL);
+	load_fails("{\"seccomp\": {\"profile\": \"default\"}}",
+		   ORIGIN ": seccomp: \"default\" is not \"brig\"", NULL);
+	load_fails("{\"seccomp\": {\"allow\": []}}",
+		   ORIGIN ": seccomp.allow: unknown key (expected profile or deny)", NULL);
+	strbuf sb;
+	sb_init(&sb);
+	sb_puts(&sb, "{\"seccomp\": {\"deny\": [");
+	for (int i = 0; i <= POLICY_SECCOMP_DENY_MAX; i++)
+		sb_printf(&sb, "%s\"ptrace\"", i ? ", " : "");
+	sb_puts(&sb, "]}}");
+	load_fails(sb.data, ORIGIN ": seccomp.deny: 129 names; at most 128", NULL);
+	sb_free(&sb);
 }
 
 static void test_seccomp_file(void)
@@ -960,8 +1040,10 @@ static void test_override_seccomp(void)
 {
 	cleanup_free char *path = temp_file("{\"defaultAction\": \"SCMP_ACT_ERRNO\"}");
 	brig_policy *p = brig_policy_new_default();
-	override_ok(p, "seccomp", "engine", false);
-	override_ok(p, "seccomp", path, true); /* any change of profile may loosen: warn */
+	override_ok(p, "seccomp", "brig", false);
+	override_ok(p, "seccomp", "engine", true); /* the engine's allows more */
+	override_ok(p, "seccomp", "brig", false);  /* brig's is the engine's minus more */
+	override_ok(p, "seccomp", path, true);     /* a file may allow anything: warn */
 	CU_ASSERT_STRING_EQUAL(p->seccomp_profile, path);
 	override_ok(p, "seccomp", path, false);
 	override_ok(p, "seccomp", "engine", true);
@@ -972,6 +1054,29 @@ static void test_override_seccomp(void)
 	override_ok(p, "seccomp", path, true);
 	unlink(path);
 	override_ok(p, "memory_mb", "128", false);
+	brig_policy_free(p);
+}
+
+/* The object form as flag text; denying more tightens, denying less loosens. */
+static void test_override_seccomp_deny(void)
+{
+	brig_policy *p = brig_policy_new_default();
+	override_ok(p, "seccomp", "{\"deny\": [\"ptrace\"]}", false);
+	CU_ASSERT_STRING_EQUAL(p->seccomp_profile, "brig");
+	CU_ASSERT_STRING_EQUAL(p->seccomp_deny[0], "ptrace");
+	override_ok(p, "seccomp", "{\"profile\": \"brig\", \"deny\": [\"bpf\", \"ptrace\"]}",
+		    false);
+	override_ok(p, "seccomp", "{\"deny\": [\"bpf\"]}", true); /* ptrace no longer denied */
+	override_fails(p, "seccomp", "{\"profile\": \"engine\", \"deny\": [\"ptrace\"]}",
+		       BRIG_E_POLICY, CLI ": seccomp.deny: cannot be used with the \"engine\"");
+	override_fails(p, "seccomp", "{\"deny\": [\"bpf\", \"nosuchcall\"]}", BRIG_E_POLICY,
+		       CLI
+		       ": seccomp.deny[1]: \"nosuchcall\" is not a syscall known to libseccomp");
+	override_fails(p, "seccomp", "{\"deny\": [", BRIG_E_POLICY, CLI ": seccomp: 1:");
+	CU_ASSERT_STRING_EQUAL(p->seccomp_deny[0], "bpf"); /* unchanged by the failures */
+	CU_ASSERT_PTR_NULL(p->seccomp_deny[1]);
+	override_ok(p, "seccomp", "brig", true); /* the string form denies nothing more */
+	CU_ASSERT_PTR_NULL(p->seccomp_deny);
 	brig_policy_free(p);
 }
 
@@ -1052,7 +1157,9 @@ static void test_to_json_order_and_shape(void)
 					     "isolation",
 					     "seccomp",
 					     "max_concurrent_runs",
-					     "audit_log" };
+					     "audit_log",
+					     "warm_pool",
+					     "memory_budget_mb" };
 	brig_policy *p = brig_policy_new_default();
 	cleanup_free char *text = brig_policy_to_json(p);
 	const char *prev = text;
@@ -1109,6 +1216,8 @@ static void round_trip(const brig_policy *p)
 static void test_to_json_round_trip(void)
 {
 	cleanup_free char *seccomp = temp_file("{\"defaultAction\": \"SCMP_ACT_ALLOW\"}");
+	cleanup_free char *seccomp_deny =
+		xasprintf("{\"profile\": \"%s\", \"deny\": [\"ptrace\", \"bpf\"]}", seccomp);
 	brig_policy *p = brig_policy_new_default();
 	round_trip(p);
 	const struct {
@@ -1127,6 +1236,7 @@ static void test_to_json_round_trip(void)
 		{ "backend", "docker-api", false },
 		{ "user", "1000:1000", false },
 		{ "seccomp", seccomp, true },
+		{ "seccomp", seccomp_deny, false },
 		{ "max_output_bytes", "67108864", true },
 	};
 	for (size_t i = 0; i < sizeof kv / sizeof *kv; i++)
@@ -1200,8 +1310,8 @@ static void test_spec_python(void)
 	CU_ASSERT_EQUAL(s->nofile, 64);
 	CU_ASSERT_TRUE(s->cap_drop_all);
 	CU_ASSERT_TRUE(s->no_new_privileges);
-	CU_ASSERT_PTR_NULL(s->seccomp_profile);
-	CU_ASSERT_STRING_EQUAL(s->seccomp_name, "engine default");
+	CU_ASSERT_PTR_NOT_NULL(s->seccomp_profile); /* brig's own, by default */
+	CU_ASSERT_TRUE(starts_with(s->seccomp_name, "brig default ("));
 	CU_ASSERT_STRING_EQUAL(s->log_driver, "none");
 	CU_ASSERT_EQUAL(s->stdin_len, strlen("print(1)\n"));
 	CU_ASSERT_NSTRING_EQUAL(s->stdin_data, "print(1)\n", s->stdin_len);
@@ -1245,16 +1355,20 @@ static void test_spec_gvisor_pids(void)
 	CU_ASSERT_PTR_NOT_NULL_FATAL(s);
 	CU_ASSERT_STRING_EQUAL(s->runtime, "runsc");
 	CU_ASSERT_EQUAL(s->pids_guest, 64);
-	CU_ASSERT_EQUAL(s->pids_limit, 128 + 8 * 64);
+	CU_ASSERT_EQUAL(s->pids_limit, 1024 + 2 * 64 * 64);
+	CU_ASSERT_EQUAL(s->nproc, 64); /* the program's budget, enforced inside gVisor */
 	spec_free(s);
 	override_ok(p, "pids_limit", "8", false);
 	s = make_ok(p, BRIG_LANG_PYTHON, BRIG_ISOLATION_CONTAINER);
 	CU_ASSERT_EQUAL(s->pids_limit, 8);
+	CU_ASSERT_EQUAL(s->nproc, 0); /* runc: RLIMIT_NPROC would count the host's whole uid */
 	spec_free(s);
 	brig_policy_free(p);
 	CU_ASSERT_EQUAL(policy_engine_pids_limit(64, BRIG_ISOLATION_CONTAINER), 64);
-	CU_ASSERT_EQUAL(policy_engine_pids_limit(64, BRIG_ISOLATION_GVISOR), 640);
-	CU_ASSERT_EQUAL(policy_engine_pids_limit(4096, BRIG_ISOLATION_GVISOR), 128 + 8 * 4096);
+	CU_ASSERT_EQUAL(policy_engine_pids_limit(64, BRIG_ISOLATION_GVISOR), 1024 + 2 * 64 * 64);
+	CU_ASSERT_EQUAL(policy_engine_pids_limit(8, BRIG_ISOLATION_GVISOR), 1024 + 2 * 8 * 8);
+	CU_ASSERT_EQUAL(policy_engine_pids_limit(120, BRIG_ISOLATION_GVISOR), 29824);
+	CU_ASSERT_EQUAL(policy_engine_pids_limit(4096, BRIG_ISOLATION_GVISOR), 32768);
 }
 
 static void test_spec_network_and_user(void)
@@ -1477,6 +1591,101 @@ static void test_spec_seccomp_file(void)
 	brig_policy_free(p);
 }
 
+/* The engine's default: no profile text, the engine applies its own. */
+static void test_spec_seccomp_engine(void)
+{
+	brig_policy *p = brig_policy_new_default();
+	override_ok(p, "seccomp", "engine", true);
+	brig_spec *s = make_ok(p, BRIG_LANG_PYTHON, BRIG_ISOLATION_CONTAINER);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+	CU_ASSERT_PTR_NULL(s->seccomp_profile);
+	CU_ASSERT_STRING_EQUAL(s->seccomp_name, "engine default");
+	spec_free(s);
+	brig_policy_free(p);
+}
+
+/* Names of the rules of `profile` (JSON text) whose action is `action`, one string each. */
+static bool profile_has(const char *profile, const char *name, const char *action)
+{
+	json_object *o = json_tokener_parse(profile), *rules = NULL;
+	bool found = false;
+	CU_ASSERT_TRUE_FATAL(o && json_object_object_get_ex(o, "syscalls", &rules));
+	for (size_t i = 0; i < json_object_array_length(rules); i++) {
+		json_object *r = json_object_array_get_idx(rules, i), *names, *act;
+		if (!json_object_object_get_ex(r, "names", &names) ||
+		    !json_object_object_get_ex(r, "action", &act) ||
+		    strcmp(json_object_get_string(act), action) != 0)
+			continue;
+		for (size_t j = 0; j < json_object_array_length(names); j++)
+			if (strcmp(json_object_get_string(json_object_array_get_idx(names, j)),
+				   name) == 0)
+				found = true;
+	}
+	json_object_put(o);
+	return found;
+}
+
+/* brig's profile, rendered per isolation level, with the operator's deny list in the label. */
+static void test_spec_seccomp_brig(void)
+{
+	brig_policy *p = brig_policy_new_default();
+	brig_spec *s = make_ok(p, BRIG_LANG_PYTHON, BRIG_ISOLATION_CONTAINER);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+	CU_ASSERT_TRUE(profile_has(s->seccomp_profile, "clone3", "SCMP_ACT_ERRNO"));
+	CU_ASSERT_TRUE(profile_has(s->seccomp_profile, "ptrace", "SCMP_ACT_ERRNO"));
+	CU_ASSERT_TRUE(profile_has(s->seccomp_profile, "read", "SCMP_ACT_ALLOW"));
+	CU_ASSERT_PTR_NULL(strstr(s->seccomp_name, "gVisor"));
+	spec_free(s);
+	s = make_ok(p, BRIG_LANG_PYTHON, BRIG_ISOLATION_GVISOR);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+	CU_ASSERT_TRUE(profile_has(s->seccomp_profile, "clone3", "SCMP_ACT_ALLOW"));
+	CU_ASSERT_FALSE(profile_has(s->seccomp_profile, "clone3", "SCMP_ACT_ERRNO"));
+	CU_ASSERT_TRUE(profile_has(s->seccomp_profile, "ptrace", "SCMP_ACT_ERRNO"));
+	CU_ASSERT_TRUE(starts_with(s->seccomp_name, "brig default, gVisor rendering: allowed "
+						    "clone3 ("));
+	spec_free(s);
+	override_ok(p, "seccomp", "{\"deny\": [\"ptrace\", \"getcpu\"]}", false);
+	s = make_ok(p, BRIG_LANG_PYTHON, BRIG_ISOLATION_CONTAINER);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+	CU_ASSERT_TRUE(starts_with(s->seccomp_name, "brig default + deny [ptrace, getcpu] ("));
+	CU_ASSERT_TRUE(profile_has(s->seccomp_profile, "getcpu", "SCMP_ACT_ERRNO"));
+	CU_ASSERT_FALSE(profile_has(s->seccomp_profile, "getcpu", "SCMP_ACT_ALLOW"));
+	spec_free(s);
+	brig_policy_free(p);
+}
+
+/* An operator's file with a deny list: brig edits the JSON the same way. */
+static void test_spec_seccomp_file_deny(void)
+{
+	cleanup_free char *path = temp_file(
+		"{\"defaultAction\": \"SCMP_ACT_ALLOW\", \"syscalls\": [{\"names\": "
+		"[\"getcpu\", \"read\"], \"action\": \"SCMP_ACT_LOG\"}, {\"names\": [\"getcpu\"], "
+		"\"action\": \"SCMP_ACT_TRACE\"}, {\"name\": \"getcpu\", \"action\": "
+		"\"SCMP_ACT_LOG\"}]}");
+	cleanup_free char *value = xasprintf("{\"profile\": \"%s\", \"deny\": [\"getcpu\"]}", path);
+	brig_policy *p = brig_policy_new_default();
+	override_ok(p, "seccomp", value, true);
+	brig_spec *s = make_ok(p, BRIG_LANG_PYTHON, BRIG_ISOLATION_CONTAINER);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+	cleanup_free char *label = xasprintf("%s + deny [getcpu]", path);
+	CU_ASSERT_STRING_EQUAL(s->seccomp_name, label);
+	json_object *o = json_tokener_parse(s->seccomp_profile), *rules = NULL;
+	CU_ASSERT_TRUE_FATAL(o && json_object_object_get_ex(o, "syscalls", &rules));
+	CU_ASSERT_EQUAL(json_object_array_length(rules), 2); /* the read rule and the deny rule */
+	CU_ASSERT_STRING_EQUAL(json_object_to_json_string_ext(json_object_array_get_idx(rules, 0),
+							      JSON_C_TO_STRING_PLAIN),
+			       "{\"names\":[\"read\"],\"action\":\"SCMP_ACT_LOG\"}");
+	CU_ASSERT_STRING_EQUAL(
+		json_object_to_json_string_ext(json_object_array_get_idx(rules, 1),
+					       JSON_C_TO_STRING_PLAIN),
+		"{\"names\":[\"getcpu\"],\"action\":\"SCMP_ACT_ERRNO\",\"errnoRet\":1,"
+		"\"comment\":\"the operator's policy (seccomp.deny)\"}");
+	json_object_put(o);
+	spec_free(s);
+	unlink(path);
+	brig_policy_free(p);
+}
+
 /* ---- names and /proc parsing ------------------------------------------------------------- */
 
 static int cmp_str(const void *a, const void *b)
@@ -1529,6 +1738,66 @@ static void test_parse_starttime(void)
 	CU_ASSERT_TRUE(self_starttime() > 0);
 }
 
+/* warm_pool and memory_budget_mb (the warm pool, src/pool.c) */
+static void test_warm_pool_keys(void)
+{
+	brig_policy *p = brig_policy_new_default();
+	CU_ASSERT_EQUAL(p->warm_pool, 2);
+	CU_ASSERT_EQUAL(p->memory_budget_mb, 2048);
+	CU_ASSERT_EQUAL(policy_int(p, "warm_pool"), 2);
+	CU_ASSERT_EQUAL(policy_int(p, "memory_budget_mb"), 2048);
+	int_edges("warm_pool", 0, 16, "");
+	int_edges("memory_budget_mb", 0, 1024 * 1024, "");
+	key_fails("warm_pool", "true", "expected an integer, got a boolean");
+	key_fails("warm_pool", "1.5", "expected an integer, got a non-integer number");
+	key_fails("memory_budget_mb", "\"2g\"", "expected an integer, got a string");
+	/* more containers or more memory committed is looser; 0 (what one-shot CLI commands
+	 * force) is not */
+	override_ok(p, "warm_pool", "0", false);
+	override_ok(p, "warm_pool", "4", true);
+	override_ok(p, "memory_budget_mb", "512", false);
+	override_ok(p, "memory_budget_mb", "4096", true);
+	brig_policy *c = brig_policy_copy(p);
+	CU_ASSERT_EQUAL(c->warm_pool, 4);
+	CU_ASSERT_EQUAL(c->memory_budget_mb, 4096);
+	brig_policy_free(c);
+	brig_policy_free(p);
+}
+
+static void test_spec_same_box(void)
+{
+	brig_policy *p = brig_policy_new_default();
+	brig_request r1 = { .language = BRIG_LANG_PYTHON, .code = "", .code_len = 0 };
+	brig_request r2 = {
+		.language = BRIG_LANG_PYTHON, .code = "x", .code_len = 1, .timeout_seconds = 9
+	};
+	brig_spec *a = NULL, *b = NULL;
+	brig_error *err = NULL;
+	CU_ASSERT_EQUAL_FATAL(
+		policy_make_spec(p, &r1, BRIG_TIMEOUT_REFUSE, "runc", 1, &a, NULL, &err), 0);
+	CU_ASSERT_EQUAL_FATAL(
+		policy_make_spec(p, &r2, BRIG_TIMEOUT_REFUSE, "runc", 1, &b, NULL, &err), 0);
+	CU_ASSERT_TRUE(spec_same_box(a, b)); /* name, code and timeout are the run's own */
+	b->memory_bytes++;
+	CU_ASSERT_FALSE(spec_same_box(a, b));
+	b->memory_bytes--;
+	free(b->env[0]);
+	b->env[0] = xstrdup("HOME=/elsewhere");
+	CU_ASSERT_FALSE(spec_same_box(a, b));
+	spec_free(b);
+	r2.language = BRIG_LANG_NODE;
+	CU_ASSERT_EQUAL_FATAL(
+		policy_make_spec(p, &r2, BRIG_TIMEOUT_REFUSE, "runc", 1, &b, NULL, &err), 0);
+	CU_ASSERT_FALSE(spec_same_box(a, b));
+	spec_free(b);
+	CU_ASSERT_EQUAL_FATAL(
+		policy_make_spec(p, &r1, BRIG_TIMEOUT_REFUSE, "runsc", 2, &b, NULL, &err), 0);
+	CU_ASSERT_FALSE(spec_same_box(a, b)); /* another runtime */
+	spec_free(b);
+	spec_free(a);
+	brig_policy_free(p);
+}
+
 static CU_TestInfo tests[] = {
 	{ "defaults", test_defaults },
 	{ "empty object is the defaults", test_empty_object_is_defaults },
@@ -1563,6 +1832,7 @@ static CU_TestInfo tests[] = {
 	{ "audit_log", test_audit_log },
 	{ "seccomp: values", test_seccomp_values },
 	{ "seccomp: profile files", test_seccomp_file },
+	{ "seccomp: object form and deny list", test_seccomp_object },
 	{ "syntax error: line and column", test_syntax_error_line_col },
 	{ "top level must be an object", test_top_level_must_be_object },
 	{ "file not found", test_file_not_found },
@@ -1579,6 +1849,7 @@ static CU_TestInfo tests[] = {
 	{ "override: isolation", test_override_isolation },
 	{ "override: require_digest", test_override_require_digest },
 	{ "override: seccomp", test_override_seccomp },
+	{ "override: seccomp deny list", test_override_seccomp_deny },
 	{ "override: strings", test_override_strings },
 	{ "override: timeouts cross-field", test_override_timeouts_cross_field },
 	{ "override: unknown key", test_override_unknown_key },
@@ -1600,8 +1871,13 @@ static CU_TestInfo tests[] = {
 	{ "spec: bad requests", test_spec_bad_requests },
 	{ "spec: isolation floor", test_spec_isolation_floor },
 	{ "spec: seccomp profile file", test_spec_seccomp_file },
+	{ "spec: seccomp engine default", test_spec_seccomp_engine },
+	{ "spec: seccomp brig profile", test_spec_seccomp_brig },
+	{ "spec: seccomp file with deny", test_spec_seccomp_file_deny },
 	{ "random names", test_random_names },
 	{ "parse /proc stat starttime", test_parse_starttime },
+	{ "warm pool keys: defaults, edges, types, overrides", test_warm_pool_keys },
+	{ "spec_same_box", test_spec_same_box },
 	CU_TEST_INFO_NULL,
 };
 

@@ -1,0 +1,268 @@
+/* test_parity.c - the docker CLI argv and the Engine API create body express the SAME spec,
+ * field by field: both are rendered from one brig_spec and every control is checked in both. */
+#include "config.h"
+
+#include <inttypes.h>
+#include <json-c/json.h>
+#include <math.h>
+#include <string.h>
+
+#include "cli_argv.h"
+#include "cunit_main.h"
+#include "dock.h"
+#include "policy.h"
+#include "util.h"
+
+typedef struct rendered {
+	brig_spec *spec;
+	char **argv;
+	json_object *body;
+	json_object *hc;
+} rendered;
+
+static void render(const char *policy_json, brig_language lang, int isolation, const char *runtime,
+		   rendered *r)
+{
+	brig_policy *p = NULL;
+	brig_error *err = NULL;
+	if (policy_json) {
+		CU_ASSERT_EQUAL_FATAL(brig_policy_load_string(policy_json, "t", &p, &err), 0);
+	} else {
+		p = brig_policy_new_default();
+	}
+	brig_request req = { .language = lang, .code = "print(1)", .code_len = 8 };
+	char *notice = NULL;
+	CU_ASSERT_EQUAL_FATAL(policy_make_spec(p, &req, BRIG_TIMEOUT_REFUSE, runtime, isolation,
+					       &r->spec, &notice, &err),
+			      0);
+	free(notice);
+	brig_policy_free(p);
+	r->argv = cli_render_argv(r->spec, "/usr/bin/docker",
+				  r->spec->seccomp_profile ? "/tmp/p.json" : NULL);
+	r->body = dock_create_body(r->spec, true);
+	CU_ASSERT_FATAL(json_object_object_get_ex(r->body, "HostConfig", &r->hc));
+}
+
+static void release(rendered *r)
+{
+	strv_free(r->argv);
+	json_object_put(r->body);
+	spec_free(r->spec);
+}
+
+/* All values of `flag` in the argv, in order, NULL-terminated (borrowed strings). */
+static size_t flag_values(char **argv, const char *flag, const char **out, size_t max)
+{
+	size_t n = 0;
+	for (size_t i = 0; argv[i] && n < max; i++)
+		if (strcmp(argv[i], flag) == 0 && argv[i + 1])
+			out[n++] = argv[i + 1];
+	return n;
+}
+
+static const char *flag1(char **argv, const char *flag)
+{
+	const char *v[4];
+	return flag_values(argv, flag, v, 4) == 1 ? v[0] : NULL;
+}
+
+static bool has_flag(char **argv, const char *flag)
+{
+	for (size_t i = 0; argv[i]; i++)
+		if (strcmp(argv[i], flag) == 0)
+			return true;
+	return false;
+}
+
+static const char *jstr(json_object *o, const char *k)
+{
+	json_object *v;
+	return json_object_object_get_ex(o, k, &v) ? json_object_get_string(v) : NULL;
+}
+
+static int64_t jint(json_object *o, const char *k)
+{
+	json_object *v;
+	return json_object_object_get_ex(o, k, &v) ? json_object_get_int64(v) : -12345;
+}
+
+static bool jbool(json_object *o, const char *k)
+{
+	json_object *v;
+	return json_object_object_get_ex(o, k, &v) && json_object_get_boolean(v);
+}
+
+/* "256m" -> bytes, as docker's CLI parses it */
+static int64_t cli_bytes(const char *s)
+{
+	char *end = NULL;
+	long long v = strtoll(s, &end, 10);
+	if (*end == 'm')
+		return v * 1024 * 1024;
+	if (*end == 'g')
+		return v * 1024 * 1024 * 1024;
+	return v;
+}
+
+static void check_same(rendered *r)
+{
+	const brig_spec *s = r->spec;
+	char **a = r->argv;
+	json_object *hc = r->hc;
+	/* image and command: the words after the last flag */
+	size_t n = strv_len(a), nargv = strv_len(s->argv);
+	CU_ASSERT_STRING_EQUAL(a[n - nargv - 1], jstr(r->body, "Image"));
+	json_object *cmd;
+	CU_ASSERT_FATAL(json_object_object_get_ex(r->body, "Cmd", &cmd));
+	CU_ASSERT_EQUAL(json_object_array_length(cmd), nargv);
+	for (size_t i = 0; i < nargv; i++)
+		CU_ASSERT_STRING_EQUAL(a[n - nargv + i],
+				       json_object_get_string(json_object_array_get_idx(cmd, i)));
+	/* environment, in order */
+	const char *env[32];
+	size_t ne = flag_values(a, "--env", env, 32);
+	json_object *jenv;
+	CU_ASSERT_FATAL(json_object_object_get_ex(r->body, "Env", &jenv));
+	CU_ASSERT_EQUAL(ne, json_object_array_length(jenv));
+	for (size_t i = 0; i < ne && i < json_object_array_length(jenv); i++)
+		CU_ASSERT_STRING_EQUAL(env[i],
+				       json_object_get_string(json_object_array_get_idx(jenv, i)));
+	/* labels: "k=v" flags against the Labels object */
+	const char *labels[16];
+	size_t nl = flag_values(a, "--label", labels, 16);
+	json_object *jl;
+	CU_ASSERT_FATAL(json_object_object_get_ex(r->body, "Labels", &jl));
+	CU_ASSERT_EQUAL(nl, (size_t)json_object_object_length(jl));
+	for (size_t i = 0; i < nl; i++) {
+		const char *eq = strchr(labels[i], '=');
+		CU_ASSERT_PTR_NOT_NULL_FATAL(eq);
+		char key[128];
+		snprintf(key, sizeof key, "%.*s", (int)(eq - labels[i]), labels[i]);
+		CU_ASSERT_STRING_EQUAL(jstr(jl, key), eq + 1);
+	}
+	CU_ASSERT_STRING_EQUAL(flag1(a, "--user"), jstr(r->body, "User"));
+	CU_ASSERT_STRING_EQUAL(flag1(a, "--workdir"), jstr(r->body, "WorkingDir"));
+	CU_ASSERT_STRING_EQUAL(flag1(a, "--hostname"), jstr(r->body, "Hostname"));
+	CU_ASSERT_STRING_EQUAL(flag1(a, "--network"), jstr(hc, "NetworkMode"));
+	CU_ASSERT_EQUAL(strcmp(s->network, "none") == 0, jbool(r->body, "NetworkDisabled"));
+	CU_ASSERT_STRING_EQUAL(flag1(a, "--runtime"), jstr(hc, "Runtime"));
+	CU_ASSERT_EQUAL(has_flag(a, "--read-only"), jbool(hc, "ReadonlyRootfs"));
+	CU_ASSERT(jbool(hc, "ReadonlyRootfs"));
+	/* tmpfs: "PATH:OPTS" against {"PATH": "OPTS"} */
+	const char *tmpfs = flag1(a, "--tmpfs");
+	json_object *jt;
+	CU_ASSERT_FATAL(tmpfs && json_object_object_get_ex(hc, "Tmpfs", &jt));
+	const char *colon = strchr(tmpfs, ':');
+	CU_ASSERT_FATAL(colon != NULL);
+	char path[64];
+	snprintf(path, sizeof path, "%.*s", (int)(colon - tmpfs), tmpfs);
+	CU_ASSERT_STRING_EQUAL(jstr(jt, path), colon + 1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(colon + 1, "noexec"));
+	CU_ASSERT_EQUAL(cli_bytes(flag1(a, "--shm-size")), jint(hc, "ShmSize"));
+	CU_ASSERT_EQUAL(cli_bytes(flag1(a, "--memory")), jint(hc, "Memory"));
+	CU_ASSERT_EQUAL(cli_bytes(flag1(a, "--memory-swap")), jint(hc, "MemorySwap"));
+	CU_ASSERT_EQUAL(jint(hc, "Memory"), jint(hc, "MemorySwap")); /* no swap */
+	CU_ASSERT_EQUAL(llround(strtod(flag1(a, "--cpus"), NULL) * 1e9), jint(hc, "NanoCpus"));
+	CU_ASSERT_EQUAL(strtoll(flag1(a, "--pids-limit"), NULL, 10), jint(hc, "PidsLimit"));
+	/* each --ulimit NAME=N:N against [{"Name":NAME,"Soft":N,"Hard":N}, ...], in order: nofile
+	 * always, nproc when the spec sets it (gVisor) */
+	json_object *uls;
+	const char *ulv[4];
+	size_t n_ul = flag_values(a, "--ulimit", ulv, 4);
+	CU_ASSERT_FATAL(json_object_object_get_ex(hc, "Ulimits", &uls) &&
+			json_object_array_length(uls) == n_ul);
+	CU_ASSERT_EQUAL(n_ul, r->spec->nproc > 0 ? 2 : 1);
+	for (size_t i = 0; i < n_ul; i++) {
+		json_object *ul = json_object_array_get_idx(uls, i);
+		char want[64];
+		snprintf(want, sizeof want, "%s=%" PRId64 ":%" PRId64, jstr(ul, "Name"),
+			 jint(ul, "Soft"), jint(ul, "Hard"));
+		CU_ASSERT_STRING_EQUAL(ulv[i], want);
+	}
+	CU_ASSERT_STRING_EQUAL(jstr(json_object_array_get_idx(uls, 0), "Name"), "nofile");
+	/* capabilities and security options */
+	json_object *caps;
+	CU_ASSERT_FATAL(json_object_object_get_ex(hc, "CapDrop", &caps));
+	CU_ASSERT_EQUAL(json_object_array_length(caps), 1);
+	CU_ASSERT_STRING_EQUAL(flag1(a, "--cap-drop"),
+			       json_object_get_string(json_object_array_get_idx(caps, 0)));
+	const char *sec[4];
+	size_t ns = flag_values(a, "--security-opt", sec, 4);
+	json_object *jsec;
+	CU_ASSERT_FATAL(json_object_object_get_ex(hc, "SecurityOpt", &jsec));
+	CU_ASSERT_EQUAL(ns, json_object_array_length(jsec));
+	CU_ASSERT_STRING_EQUAL(sec[0], "no-new-privileges");
+	CU_ASSERT_STRING_EQUAL(json_object_get_string(json_object_array_get_idx(jsec, 0)),
+			       "no-new-privileges");
+	if (s->seccomp_profile) {
+		/* the CLI names the file it wrote the profile to; the API carries the text itself
+		 */
+		CU_ASSERT_STRING_EQUAL(sec[1], "seccomp=/tmp/p.json");
+		const char *api = json_object_get_string(json_object_array_get_idx(jsec, 1));
+		CU_ASSERT(strncmp(api, "seccomp=", 8) == 0 &&
+			  strcmp(api + 8, s->seccomp_profile) == 0);
+	}
+	json_object *log;
+	CU_ASSERT_FATAL(json_object_object_get_ex(hc, "LogConfig", &log));
+	CU_ASSERT_STRING_EQUAL(flag1(a, "--log-driver"), jstr(log, "Type"));
+	/* the resolver */
+	json_object *dns = NULL;
+	bool api_dns = json_object_object_get_ex(hc, "Dns", &dns);
+	CU_ASSERT_EQUAL(has_flag(a, "--dns"), api_dns);
+	if (api_dns)
+		CU_ASSERT_STRING_EQUAL(flag1(a, "--dns"),
+				       json_object_get_string(json_object_array_get_idx(dns, 0)));
+	/* never pulls: the CLI says so, the API's create never pulls */
+	CU_ASSERT_STRING_EQUAL(flag1(a, "--pull"), "never");
+	CU_ASSERT_STRING_EQUAL(flag1(a, "--name"), s->name);
+}
+
+static void test_default_python(void)
+{
+	rendered r;
+	render(NULL, BRIG_LANG_PYTHON, BRIG_ISOLATION_CONTAINER, "runc", &r);
+	check_same(&r);
+	release(&r);
+}
+
+static void test_every_language(void)
+{
+	for (int l = 0; l < BRIG_LANG_COUNT; l++) {
+		rendered r;
+		render(NULL, (brig_language)l, BRIG_ISOLATION_CONTAINER, "runc", &r);
+		check_same(&r);
+		release(&r);
+	}
+}
+
+static void test_custom_limits_and_network(void)
+{
+	rendered r;
+	render("{\"memory_mb\": 1000, \"cpus\": 0.25, \"pids_limit\": 100, \"nofile\": 128, "
+	       "\"tmpfs_mb\": 8, \"network\": true, \"user\": \"1000:1000\"}",
+	       BRIG_LANG_SHELL, BRIG_ISOLATION_CONTAINER, "runc", &r);
+	check_same(&r);
+	CU_ASSERT_STRING_EQUAL(flag1(r.argv, "--cpus"), "0.25");
+	CU_ASSERT_STRING_EQUAL(flag1(r.argv, "--network"), "bridge");
+	release(&r);
+}
+
+static void test_gvisor_runtime(void)
+{
+	rendered r;
+	render(NULL, BRIG_LANG_NODE, BRIG_ISOLATION_GVISOR, "runsc-seccomp", &r);
+	check_same(&r);
+	CU_ASSERT_STRING_EQUAL(jstr(r.hc, "Runtime"), "runsc-seccomp");
+	CU_ASSERT_EQUAL(r.spec->nproc, r.spec->pids_guest); /* the program's budget, in gVisor */
+	release(&r);
+}
+
+static CU_TestInfo tests[] = {
+	{ "default python spec: CLI argv == API body", test_default_python },
+	{ "every language", test_every_language },
+	{ "custom limits, network on", test_custom_limits_and_network },
+	{ "gvisor runtime", test_gvisor_runtime },
+	CU_TEST_INFO_NULL,
+};
+
+BRIG_CUNIT_MAIN("parity", tests)
