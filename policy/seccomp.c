@@ -4,6 +4,8 @@
  */
 #include "config.h"
 
+#include <pthread.h>
+
 #include <errno.h>
 #include <fcntl.h>
 #include <json-c/json.h>
@@ -1024,11 +1026,57 @@ static char *label(const policy_seccomp *sc, int isolation)
 	return sb_steal(&sb);
 }
 
+/* Parsing, checking and rendering the profile costs ~1.3 ms and thousands of allocations; the
+ * result depends only on the deny list and the isolation level, so a long-lived server renders
+ * each combination once (process lifetime, a few entries). */
+#define RENDER_CACHE_SIZE 4
+static struct {
+	int isolation;
+	char *deny_key;
+	char *json;
+	char *label;
+} render_cache[RENDER_CACHE_SIZE];
+static pthread_mutex_t render_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static bool cached(int isolation, const char *key, char **json, char **label_out)
+{
+	bool hit = false;
+	pthread_mutex_lock(&render_lock);
+	for (int i = 0; i < RENDER_CACHE_SIZE && !hit; i++) {
+		if (render_cache[i].json && render_cache[i].isolation == isolation &&
+		    strcmp(render_cache[i].deny_key, key) == 0) {
+			*json = xstrdup(render_cache[i].json);
+			*label_out = xstrdup(render_cache[i].label);
+			hit = true;
+		}
+	}
+	pthread_mutex_unlock(&render_lock);
+	return hit;
+}
+
+static void remember(int isolation, const char *key, const char *json, const char *label_text)
+{
+	pthread_mutex_lock(&render_lock);
+	for (int i = 0; i < RENDER_CACHE_SIZE; i++) {
+		if (!render_cache[i].json) {
+			render_cache[i].isolation = isolation;
+			render_cache[i].deny_key = xstrdup(key);
+			render_cache[i].json = xstrdup(json);
+			render_cache[i].label = xstrdup(label_text);
+			break;
+		}
+	}
+	pthread_mutex_unlock(&render_lock);
+}
+
 int policy_seccomp_brig(char *const *deny, int isolation, char **json, char **label_out,
 			brig_error **err)
 {
 	*json = NULL;
 	*label_out = NULL;
+	cleanup_free char *key = policy_seccomp_join(deny);
+	if (cached(isolation, key ? key : "", json, label_out))
+		return 0;
 	cleanup_sc policy_seccomp *sc = NULL;
 	int rc = policy_seccomp_parse(policy_seccomp_data, POLICY_SECCOMP_ORIGIN, &sc, err);
 	if (rc == 0 && deny && deny[0])
@@ -1041,6 +1089,7 @@ int policy_seccomp_brig(char *const *deny, int isolation, char **json, char **la
 	}
 	*json = policy_seccomp_render(sc, isolation);
 	*label_out = label(sc, isolation);
+	remember(isolation, key ? key : "", *json, *label_out);
 	return 0;
 }
 

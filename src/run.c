@@ -150,6 +150,12 @@ int brig_run(brig_ctx *ctx, const brig_request *req, const brig_run_options *opt
 	if (r < 0) {
 		brig_error *ae = NULL;
 		audit_outcome(ctx, opts, req, sha, NULL, lb, NULL, refusal, &ae);
+		if (ae && refusal) { /* nothing ran, but the operator must hear the log failed */
+			char *m = xasprintf("%s (and the audit log failed too: %s)",
+					    refusal->message, ae->message);
+			free(refusal->message);
+			refusal->message = m;
+		}
 		brig_error_free(ae);
 		if (err) {
 			brig_error_free(*err);

@@ -141,8 +141,23 @@ def brig(*args, code=None, stdin=None, json_out=True, lang="python", timeout=120
     return Run(p, time.monotonic() - t0)
 
 
+def require_backend():
+    """Skip (77, with the reason) when the backend under test is not usable on this host."""
+    r = subprocess.run([BRIG, "doctor", "--json"], capture_output=True, text=True, timeout=180)
+    try:
+        backends = json.loads(r.stdout).get("backends", [])
+    except ValueError:
+        skip(f"brig doctor gave no JSON: {r.stderr.strip()[-300:]}")
+    b = next((x for x in backends if x.get("name") == BACKEND), None)
+    if b is None:
+        skip(f"backend {BACKEND} is not installed")
+    if not b.get("available"):
+        skip(f"backend {BACKEND} is not available here: {b.get('reason')}")
+
+
 def main(tests):
     require_engine()
+    require_backend()
     if os.environ.get("BRIG_TEST_QUICK"):
         # sanitizer and distcheck builds: a few end-to-end runs, the full suite runs elsewhere
         tests = tests[:4]
