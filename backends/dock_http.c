@@ -460,6 +460,7 @@ static size_t on_header(char *data, size_t size, size_t nmemb, void *user)
 	dock_response *r = user;
 	size_t n = size * nmemb;
 	header_value(data, n, "Api-Version", r->api_version, sizeof r->api_version);
+	header_value(data, n, "Server", r->server, sizeof r->server);
 	return n;
 }
 

@@ -29,6 +29,7 @@ typedef struct dock_response {
 	long status;          /* HTTP status, 0 if none arrived */
 	strbuf body;          /* capped at DOCK_BODY_MAX */
 	char api_version[16]; /* Api-Version header, "" when absent */
+	char server[96];      /* Server header ("Docker/20.10.24+dfsg1 (linux)"), "" when absent */
 	bool timed_out;       /* the request hit its timeout (the error says so too) */
 } dock_response;
 
