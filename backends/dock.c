@@ -31,6 +31,16 @@ void dock_init(const brig_host_services *host)
 	pthread_once(&curl_once, curl_init);
 }
 
+const brig_backend *dock_entry(uint32_t host_abi_major, const brig_host_services *host,
+			       const brig_backend *table)
+{
+	if (host_abi_major != BRIG_BACKEND_ABI_MAJOR || !host ||
+	    host->struct_size < offsetof(brig_host_services, log) + sizeof(host->log))
+		return NULL;
+	dock_init(host);
+	return table;
+}
+
 bool dock_valid_name(const char *s)
 {
 	if (!s || !*s || strlen(s) > 128)

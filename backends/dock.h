@@ -18,6 +18,9 @@
 
 /* Once per plugin, from its entry point: remember the host, initialise libcurl. */
 void dock_init(const brig_host_services *host);
+/* The whole entry point of a libdock plugin: check the host's ABI, dock_init, hand out table. */
+const brig_backend *dock_entry(uint32_t host_abi_major, const brig_host_services *host,
+			       const brig_backend *table);
 
 /* The engine as negotiated (cached per socket, thread-safe). */
 typedef struct dock_engine {

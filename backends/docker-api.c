@@ -41,9 +41,5 @@ brig_backend_entry(uint32_t host_abi_major, const brig_host_services *host);
 
 const brig_backend *brig_backend_entry(uint32_t host_abi_major, const brig_host_services *host)
 {
-	if (host_abi_major != BRIG_BACKEND_ABI_MAJOR || !host ||
-	    host->struct_size < offsetof(brig_host_services, log) + sizeof(host->log))
-		return NULL;
-	dock_init(host);
-	return &docker_api_backend;
+	return dock_entry(host_abi_major, host, &docker_api_backend);
 }
