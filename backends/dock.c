@@ -426,14 +426,13 @@ int dock_probe(const char *runtime, brig_probe_info *info, brig_error **err)
 	}
 	dock_engine_version(&eng);
 	snprintf(info->version, sizeof info->version, "%s (API %s)", eng.version, eng.api);
-	bool present = false;
 	strbuf names;
 	sb_init(&names);
 	/* runc is the engine's own default runtime: always registered, so no GET /info (~15 ms,
 	 * on every one-shot run) to prove it. */
-	if (strcmp(runtime, "runc") == 0)
-		info->available = true;
-	else if (dock_runtime_lookup(runtime, &present, &names, &e) < 0)
+	bool present = strcmp(runtime, "runc") == 0;
+	int lr = present ? 0 : dock_runtime_lookup(runtime, &present, &names, &e);
+	if (lr < 0)
 		snprintf(info->reason, sizeof info->reason, "%s", e->message);
 	else if (!present)
 		snprintf(info->reason, sizeof info->reason,
