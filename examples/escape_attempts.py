@@ -22,6 +22,9 @@ def attempt(name):
             results.append(("OK", name, detail or "succeeded"))
         except Exception as e:  # noqa: BLE001 - every failure is a block
             results.append(("BLOCKED", name, f"{type(e).__name__}: {e}"[:90]))
+        # printed at once: if a limit ends the whole box, the lines so far are not lost
+        verdict, _, detail = results[-1]
+        print(f"{verdict:8} {name:45} {detail}", flush=True)
         return fn
     return wrap
 
@@ -74,7 +77,7 @@ def _():
     open("/proc/sysrq-trigger", "w").write("h")
 
 
-@attempt("/proc/self/mem write into own code")
+@attempt("/proc/1/mem of another process")
 def _():
     # Writing through /proc/self/mem works on an ordinary process; it is not an escape by itself,
     # so only count it when it reaches another process (pid 1 here is the interpreter itself).
@@ -213,7 +216,5 @@ def _():
         raise MemoryError(f"child failed with status {os.WEXITSTATUS(status)}")
 
 
-for verdict, name, detail in results:
-    print(f"{verdict:8} {name:45} {detail}")
 holes = sum(1 for r in results if r[0] == "OK")
 print(f"{len(results) - holes} blocked, {holes} open")
