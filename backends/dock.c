@@ -240,11 +240,9 @@ static int engine_request(const char *method, long timeout_ms, const char *json,
 		return r;
 	va_list ap;
 	va_start(ap, fmt);
-	cleanup_free char *rest = NULL;
-	if (vasprintf(&rest, fmt, ap) < 0)
-		rest = NULL;
+	cleanup_free char *rest = xvasprintf(fmt, ap);
 	va_end(ap);
-	cleanup_free char *path = xasprintf("/v%s%s", e.api, rest ? rest : "");
+	cleanup_free char *path = xasprintf("/v%s%s", e.api, rest);
 	r = dock_request(e.socket, method, path, json, timeout_ms, resp, err);
 	dock_engine_free(&e);
 	return r;
@@ -413,6 +411,18 @@ int dock_runtime_lookup(const char *runtime, bool *present, strbuf *names, brig_
 	return 0;
 }
 
+int dock_probe_engine(brig_probe_info *info, dock_engine *eng)
+{
+	cleanup_error brig_error *e = NULL;
+	if (dock_engine_get(eng, &e) < 0) {
+		snprintf(info->reason, sizeof info->reason, "%s", e->message);
+		return -1;
+	}
+	dock_engine_version(eng);
+	snprintf(info->version, sizeof info->version, "%s (API %s)", eng->version, eng->api);
+	return 0;
+}
+
 int dock_probe(const char *runtime, brig_probe_info *info, brig_error **err)
 {
 	(void)err; /* every failure here is an answer: "not available, because ..." */
@@ -420,12 +430,8 @@ int dock_probe(const char *runtime, brig_probe_info *info, brig_error **err)
 	snprintf(info->runtime, sizeof info->runtime, "%s", runtime);
 	cleanup_error brig_error *e = NULL;
 	dock_engine eng = { .socket = NULL };
-	if (dock_engine_get(&eng, &e) < 0) {
-		snprintf(info->reason, sizeof info->reason, "%s", e->message);
+	if (dock_probe_engine(info, &eng) < 0)
 		return 0;
-	}
-	dock_engine_version(&eng);
-	snprintf(info->version, sizeof info->version, "%s (API %s)", eng.version, eng.api);
 	strbuf names;
 	sb_init(&names);
 	/* runc is the engine's own default runtime: always registered, so no GET /info (~15 ms,

@@ -39,6 +39,10 @@ void dock_engine_version(dock_engine *e);
  * appended to `names` ("runc, runsc, ...") when it is not NULL. */
 int dock_runtime_lookup(const char *runtime, bool *present, strbuf *names, brig_error **err);
 
+/* The engine part of every probe: reachable, API negotiated, version written into info.
+ * 0, or -1 with info->reason set (the engine is not usable). */
+int dock_probe_engine(brig_probe_info *info, dock_engine *eng);
+
 /* Hooks, parametrised by the OCI runtime a plugin stands for. */
 int dock_probe(const char *runtime, brig_probe_info *info, brig_error **err);
 int dock_explain(const char *backend, const brig_spec *spec, char **out, brig_error **err);

@@ -350,12 +350,8 @@ static int gv_probe(brig_probe_info *info, brig_error **err)
 	snprintf(info->runtime, sizeof info->runtime, "%s", rt);
 	cleanup_error brig_error *e = NULL;
 	dock_engine eng = { .socket = NULL };
-	if (dock_engine_get(&eng, &e) < 0) {
-		snprintf(info->reason, sizeof info->reason, "%s", e->message);
+	if (dock_probe_engine(info, &eng) < 0)
 		return 0;
-	}
-	dock_engine_version(&eng);
-	snprintf(info->version, sizeof info->version, "%s (API %s)", eng.version, eng.api);
 	bool present = false;
 	strbuf names;
 	sb_init(&names);

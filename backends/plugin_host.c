@@ -20,11 +20,8 @@ int plugin_fail(brig_error **err, int status, int errnum, const char *fmt, ...)
 		return status;
 	va_list ap;
 	va_start(ap, fmt);
-	char *msg = NULL;
-	int r = vasprintf(&msg, fmt, ap);
+	char *msg = xvasprintf(fmt, ap);
 	va_end(ap);
-	if (r < 0)
-		msg = xstrdup("out of memory formatting an error");
 	plugin_error_free(*err);
 	if (the_host && the_host->error_new)
 		*err = the_host->error_new(status, errnum, "%s", msg);
@@ -48,11 +45,8 @@ void plugin_log(int level, const char *fmt, ...)
 		return;
 	va_list ap;
 	va_start(ap, fmt);
-	char *msg = NULL;
-	int r = vasprintf(&msg, fmt, ap);
+	char *msg = xvasprintf(fmt, ap);
 	va_end(ap);
-	if (r < 0)
-		return;
 	the_host->log(level, "%s", msg);
 	free(msg);
 }

@@ -29,12 +29,9 @@ void core_debug(const char *fmt, ...)
 		return;
 	va_list ap;
 	va_start(ap, fmt);
-	char *m = NULL;
-	if (vasprintf(&m, fmt, ap) < 0)
-		m = NULL;
+	char *m = xvasprintf(fmt, ap);
 	va_end(ap);
-	if (m)
-		fprintf(stderr, "brig: %s\n", m); /* one write: lines of threads do not mix */
+	fprintf(stderr, "brig: %s\n", m); /* one write: lines of threads do not mix */
 	free(m);
 }
 

@@ -54,15 +54,20 @@ char *xstrndup(const char *s, size_t n)
 	return p;
 }
 
+char *xvasprintf(const char *fmt, va_list ap)
+{
+	char *s = NULL;
+	if (vasprintf(&s, fmt, ap) < 0)
+		oom();
+	return s;
+}
+
 char *xasprintf(const char *fmt, ...)
 {
 	va_list ap;
-	char *s = NULL;
 	va_start(ap, fmt);
-	int r = vasprintf(&s, fmt, ap);
+	char *s = xvasprintf(fmt, ap);
 	va_end(ap);
-	if (r < 0)
-		oom();
 	return s;
 }
 
@@ -131,12 +136,9 @@ void sb_printf(strbuf *sb, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	char *s = NULL;
-	int r = vasprintf(&s, fmt, ap);
+	char *s = xvasprintf(fmt, ap);
 	va_end(ap);
-	if (r < 0)
-		oom();
-	sb_append(sb, s, (size_t)r);
+	sb_puts(sb, s);
 	free(s);
 }
 
@@ -158,9 +160,7 @@ brig_error *brig_error_newv(int status, int errnum, const char *fmt, va_list ap)
 	brig_error *e = xcalloc(1, sizeof *e);
 	e->status = status;
 	e->errno_value = errnum;
-	char *msg = NULL;
-	if (vasprintf(&msg, fmt, ap) < 0)
-		oom();
+	char *msg = xvasprintf(fmt, ap);
 	if (errnum) {
 		e->message = xasprintf("%s: %s", msg, strerror(errnum));
 		free(msg);
@@ -207,9 +207,7 @@ int brig_error_prefix(brig_error **err, const char *fmt, ...)
 		return BRIG_E_SYSTEM;
 	va_list ap;
 	va_start(ap, fmt);
-	char *ctx = NULL;
-	if (vasprintf(&ctx, fmt, ap) < 0)
-		oom();
+	char *ctx = xvasprintf(fmt, ap);
 	va_end(ap);
 	char *m = xasprintf("%s: %s", ctx, (*err)->message);
 	free(ctx);

@@ -367,9 +367,7 @@ static int msg_invalid(jsonrpc_msg *msg, int code, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	char *m = NULL;
-	if (vasprintf(&m, fmt, ap) < 0)
-		abort();
+	char *m = xvasprintf(fmt, ap);
 	va_end(ap);
 	msg->kind = JSONRPC_KIND_INVALID;
 	msg->error_code = code;

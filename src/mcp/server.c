@@ -102,13 +102,11 @@ static void mcp_log(const mcp_server *srv, const char *fmt, ...)
 	(void)srv;
 	va_list ap;
 	va_start(ap, fmt);
-	char *m = NULL;
-	if (vasprintf(&m, fmt, ap) >= 0) {
-		/* one fprintf per line so that lines from several threads do not mix */
-		fprintf(stderr, "brig mcp: %s\n", m);
-		free(m);
-	}
+	char *m = xvasprintf(fmt, ap);
 	va_end(ap);
+	/* one fprintf per line so that lines from several threads do not mix */
+	fprintf(stderr, "brig mcp: %s\n", m);
+	free(m);
 }
 
 /* ---- output ---------------------------------------------------------------------------- */
@@ -131,9 +129,7 @@ static void send_error(mcp_server *srv, json_object *id, int code, const char *f
 {
 	va_list ap;
 	va_start(ap, fmt);
-	char *m = NULL;
-	if (vasprintf(&m, fmt, ap) < 0)
-		abort();
+	char *m = xvasprintf(fmt, ap);
 	va_end(ap);
 	send_msg(srv, jsonrpc_error(id, code, m, NULL));
 	free(m);
@@ -156,9 +152,7 @@ static void send_progress(mcp_server *srv, mcp_call *c, int step, const char *fm
 		return;
 	va_list ap;
 	va_start(ap, fmt);
-	char *m = NULL;
-	if (vasprintf(&m, fmt, ap) < 0)
-		abort();
+	char *m = xvasprintf(fmt, ap);
 	va_end(ap);
 	json_object *p = json_object_new_object();
 	json_object_object_add(p, "progressToken", json_object_get(c->progress_token));
