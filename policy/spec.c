@@ -6,7 +6,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/random.h>
@@ -246,7 +245,8 @@ static void fill_limits(brig_spec *s, const brig_policy *p, int isolation)
 	s->shm_bytes = (p->tmpfs_mb < SHM_MB_MAX ? p->tmpfs_mb : SHM_MB_MAX) * MIB;
 	s->memory_bytes = p->memory_mb * MIB;
 	s->memory_swap_bytes = s->memory_bytes; /* equal: no swap */
-	s->nano_cpus = llround(p->cpus * 1e9);
+	/* cpus is validated positive and small: rounding by hand spares brig libm (issue 7) */
+	s->nano_cpus = (int64_t)(p->cpus * 1e9 + 0.5);
 	s->pids_guest = p->pids_limit;
 	s->pids_limit = policy_engine_pids_limit(p->pids_limit, isolation);
 	s->nproc = isolation == BRIG_ISOLATION_GVISOR ? p->pids_limit : 0;
