@@ -496,6 +496,10 @@ static CURL *request_handle(const char *sock, const char *url, long timeout_ms,
 	curl_easy_setopt(h, CURLOPT_OPENSOCKETFUNCTION, open_cloexec);
 	curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdrs);
 	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
+	/* The engine's answers and brig's bodies are small: libcurl's smallest buffers (16 KiB,
+	 * not the 64 KiB upload default) keep several requests in flight off the heap's peak. */
+	curl_easy_setopt(h, CURLOPT_UPLOAD_BUFFERSIZE, 16384L);
+	curl_easy_setopt(h, CURLOPT_BUFFERSIZE, 16384L);
 	return h;
 }
 

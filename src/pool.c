@@ -16,6 +16,9 @@
 #include "config.h"
 
 #include <errno.h>
+#ifdef __GLIBC__
+#include <malloc.h> /* malloc_trim */
+#endif
 #include <string.h>
 #include <time.h>
 
@@ -27,6 +30,10 @@
 #define WORKER_STACK     (256 * 1024) /* engine calls and JSON: well under 64 KiB used */
 #define STOP_HELPERS     12           /* extra threads removing containers at the stop */
 #define POOL_ERROR_BYTES 300
+/* A worker with nothing to do for this long exits: an idle pool holds no thread, and the
+ * exiting threads' malloc caches go back to the heap, which the last one trims (issue 7: idle
+ * `brig mcp` RSS).  A new one costs ~50 us next to a container start's ~100s of ms. */
+#define WORKER_IDLE_MS 500
 
 struct pool_entry {
 	pool_entry *next;
@@ -36,6 +43,13 @@ struct pool_entry {
 };
 
 enum pool_state { POOL_STARTING, POOL_ON, POOL_DISABLED };
+enum worker_state { WORKER_FREE, WORKER_LIVE, WORKER_DONE };
+
+struct pool_worker {
+	brig_pool *pool;
+	pthread_t thread;
+	enum worker_state state; /* DONE: exited (or exiting), to be joined */
+};
 
 struct brig_pool {
 	brig_ctx *ctx;
@@ -59,8 +73,9 @@ struct brig_pool {
 	int running;
 	bool stopping;
 	long taken, started, drained;
-	pthread_t threads[POOL_WORKERS];
-	int n_threads;
+	struct pool_worker workers[POOL_WORKERS];
+	int n_live;    /* LIVE workers */
+	int n_waiting; /* of them, waiting for work */
 };
 
 static void entry_free(pool_entry *e)
@@ -107,11 +122,49 @@ static int pick_language(const brig_pool *p, int64_t now, int64_t *wake_at)
 	return best >= 0 && budget_allows(p) ? best : -1;
 }
 
+static void *worker_main(void *arg);
+
+/* Start a worker in a free slot (joining one that exited); false when none could start. */
+static bool spawn_worker(brig_pool *p)
+{
+	for (int i = 0; i < POOL_WORKERS; i++) {
+		struct pool_worker *w = &p->workers[i];
+		if (w->state == WORKER_LIVE)
+			continue;
+		if (w->state == WORKER_DONE) /* past its last use of the lock: no deadlock */
+			pthread_join(w->thread, NULL);
+		w->state = WORKER_FREE;
+		w->pool = p;
+		pthread_attr_t attr;
+		pthread_attr_init(&attr);
+		pthread_attr_setstacksize(&attr, WORKER_STACK);
+		int e = pthread_create(&w->thread, &attr, worker_main, w);
+		pthread_attr_destroy(&attr);
+		if (e) {
+			core_debug("pool: cannot start a worker thread: %s", strerror(e));
+			return false;
+		}
+		w->state = WORKER_LIVE;
+		p->n_live++;
+		return true;
+	}
+	return false;
+}
+
+/* There is work (a removal, a refill, a changed budget): wake the waiting workers, or start
+ * one when none is waiting.  Locked. */
+static void wake_workers(brig_pool *p)
+{
+	if (p->n_waiting == 0 && p->n_live < POOL_WORKERS && !p->stopping)
+		spawn_worker(p);
+	pthread_cond_broadcast(&p->work);
+}
+
 static void push_removal(brig_pool *p, pool_entry *e)
 {
 	e->next = p->removals;
 	p->removals = e;
-	pthread_cond_signal(&p->work);
+	wake_workers(p);
 }
 
 /* Every idle container of `lang` goes to removal. */
@@ -124,7 +177,6 @@ static void drain(brig_pool *p, int lang)
 		p->drained++;
 		push_removal(p, e);
 	}
-	pthread_cond_broadcast(&p->work);
 }
 
 static void append_idle(brig_pool *p, int lang, pool_entry *e)
@@ -172,7 +224,7 @@ static void choose_backend(brig_pool *p)
 	core_debug("pool: %s%s%s", why ? "disabled: " : "backend ", why ? why : lb->be->name,
 		   why ? "" : ", filling");
 	pthread_cond_broadcast(&p->changed);
-	pthread_cond_broadcast(&p->work);
+	wake_workers(p);
 }
 
 /* Start one container for `lang` (no lock held): the spec a run of `lang` would get. */
@@ -206,7 +258,7 @@ static pool_entry *start_one(brig_pool *p, int lang, brig_error **err)
 static void refill(brig_pool *p, int lang)
 {
 	p->n_starting[lang]++;
-	pthread_cond_signal(&p->work); /* another worker may start one more meanwhile */
+	wake_workers(p); /* another worker may start one more meanwhile */
 	pthread_mutex_unlock(&p->lock);
 	brig_error *err = NULL;
 	pool_entry *e = start_one(p, lang, &err);
@@ -240,56 +292,59 @@ static void remove_one(brig_pool *p)
 	pool_entry *e = p->removals;
 	p->removals = e->next;
 	p->n_removing++;
+	if (p->removals)
+		wake_workers(p); /* the engine removes in parallel well */
 	pthread_mutex_unlock(&p->lock);
 	e->lb->be->discard(e->handle);
 	entry_free(e);
 	pthread_mutex_lock(&p->lock);
 	p->n_removing--;
 	pthread_cond_broadcast(&p->changed);
-	pthread_cond_signal(&p->work); /* the budget may allow a start now */
-}
-
-static void wait_until(brig_pool *p, int64_t wake_at)
-{
-	if (!wake_at) {
-		pthread_cond_wait(&p->work, &p->lock);
-		return;
-	}
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	int64_t left = wake_at - now_ms();
-	if (left <= 0)
-		return;
-	ts.tv_sec += left / 1000;
-	ts.tv_nsec += (left % 1000) * 1000000L;
-	if (ts.tv_nsec >= 1000000000L) {
-		ts.tv_sec++;
-		ts.tv_nsec -= 1000000000L;
-	}
-	pthread_cond_timedwait(&p->work, &p->lock, &ts);
+	wake_workers(p); /* the budget may allow a start now */
 }
 
 static void *worker_main(void *arg)
 {
-	brig_pool *p = arg;
+	struct pool_worker *w = arg;
+	brig_pool *p = w->pool;
+	int64_t idle_since = 0;
 	pthread_mutex_lock(&p->lock);
 	if (!p->stopping)
 		choose_backend(p);
 	for (;;) {
 		if (p->removals) {
 			remove_one(p);
+			idle_since = 0;
 			continue;
 		}
 		if (p->stopping || p->state != POOL_ON)
 			break;
-		int64_t wake_at = 0;
-		int lang = pick_language(p, now_ms(), &wake_at);
-		if (lang >= 0)
+		int64_t now = now_ms(), wake_at = 0;
+		int lang = pick_language(p, now, &wake_at);
+		if (lang >= 0) {
 			refill(p, lang);
-		else
-			wait_until(p, wake_at);
+			idle_since = 0;
+			continue;
+		}
+		if (!wake_at) { /* nothing due later either: idle */
+			if (!idle_since)
+				idle_since = now;
+			if (now - idle_since >= WORKER_IDLE_MS)
+				break;
+			wake_at = idle_since + WORKER_IDLE_MS;
+		}
+		p->n_waiting++;
+		cond_wait_until(&p->work, &p->lock, wake_at);
+		p->n_waiting--;
 	}
+	/* pool_free joins the LIVE and DONE ones; spawn_worker reuses a DONE slot */
+	w->state = WORKER_DONE;
+	bool last = --p->n_live == 0 && !p->stopping;
 	pthread_mutex_unlock(&p->lock);
+#ifdef __GLIBC__
+	if (last)
+		malloc_trim(0); /* the workers' freed heap (and their malloc caches) go back */
+#endif
 	return NULL;
 }
 
@@ -307,28 +362,19 @@ brig_pool *pool_new(brig_ctx *ctx)
 	p->memory_mb = pol->memory_mb;
 	p->budget_mb = pol->memory_budget_mb;
 	pthread_mutex_init(&p->lock, NULL);
-	pthread_condattr_t ca;
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&p->work, &ca);
-	pthread_condattr_destroy(&ca);
+	cond_init_monotonic(&p->work);
 	pthread_cond_init(&p->changed, NULL);
 	int n = p->target * BRIG_LANG_COUNT;
 	if (n > POOL_WORKERS)
 		n = POOL_WORKERS;
-	pthread_attr_t attr;
-	pthread_attr_init(&attr);
-	pthread_attr_setstacksize(&attr, WORKER_STACK);
-	for (int i = 0; i < n; i++) {
-		if (pthread_create(&p->threads[i], &attr, worker_main, p) != 0)
-			break;
-		p->n_threads++;
-	}
-	pthread_attr_destroy(&attr);
-	if (p->n_threads == 0) {
+	pthread_mutex_lock(&p->lock);
+	for (int i = 0; i < n && spawn_worker(p); i++)
+		;
+	if (p->n_live == 0) {
 		p->state = POOL_DISABLED;
 		p->reason = xstrdup("cannot start a worker thread");
 	}
+	pthread_mutex_unlock(&p->lock);
 	return p;
 }
 
@@ -355,6 +401,14 @@ void pool_free(brig_pool *p)
 	int pending = 0;
 	for (const pool_entry *e = p->removals; e; e = e->next)
 		pending++;
+	/* stopping: no worker starts any more, so these are all there will be */
+	pthread_t workers[POOL_WORKERS];
+	int n_workers = 0, n_live = p->n_live;
+	for (int i = 0; i < POOL_WORKERS; i++) {
+		if (p->workers[i].state != WORKER_FREE)
+			workers[n_workers++] = p->workers[i].thread;
+		p->workers[i].state = WORKER_FREE;
+	}
 	pthread_cond_broadcast(&p->work);
 	pthread_cond_broadcast(&p->changed);
 	pthread_mutex_unlock(&p->lock);
@@ -365,14 +419,14 @@ void pool_free(brig_pool *p)
 	pthread_attr_t attr;
 	pthread_attr_init(&attr);
 	pthread_attr_setstacksize(&attr, WORKER_STACK);
-	while (n_helpers < STOP_HELPERS && n_helpers < pending - p->n_threads &&
+	while (n_helpers < STOP_HELPERS && n_helpers < pending - n_live &&
 	       pthread_create(&helpers[n_helpers], &attr, helper_main, p) == 0)
 		n_helpers++;
 	pthread_attr_destroy(&attr);
 	for (int i = 0; i < n_helpers; i++)
 		pthread_join(helpers[i], NULL);
-	for (int i = 0; i < p->n_threads; i++)
-		pthread_join(p->threads[i], NULL);
+	for (int i = 0; i < n_workers; i++)
+		pthread_join(workers[i], NULL);
 	/* only without any worker can something be left: remove it here */
 	while (p->removals) {
 		pool_entry *e = p->removals;
@@ -408,7 +462,7 @@ pool_entry *pool_take(brig_pool *p, const loaded_backend *lb, brig_language lang
 		p->n_idle[lang]--;
 		p->taken++;
 		e->next = NULL;
-		pthread_cond_signal(&p->work); /* refill */
+		wake_workers(p); /* refill */
 	} else {
 		e = NULL;
 	}
@@ -448,7 +502,7 @@ void pool_run_end(brig_pool *p)
 		return;
 	pthread_mutex_lock(&p->lock);
 	p->running--;
-	pthread_cond_signal(&p->work); /* the budget may allow a start now */
+	wake_workers(p); /* the budget may allow a start now */
 	pthread_mutex_unlock(&p->lock);
 }
 

@@ -249,6 +249,24 @@ int64_t now_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+void cond_init_monotonic(pthread_cond_t *cond)
+{
+	pthread_condattr_t ca;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(cond, &ca);
+	pthread_condattr_destroy(&ca);
+}
+
+void cond_wait_until(pthread_cond_t *cond, pthread_mutex_t *mutex, int64_t deadline_ms)
+{
+	if (deadline_ms <= now_ms())
+		return;
+	struct timespec ts = { .tv_sec = (time_t)(deadline_ms / 1000),
+			       .tv_nsec = (long)(deadline_ms % 1000) * 1000000L };
+	pthread_cond_timedwait(cond, mutex, &ts);
+}
+
 int set_nonblock(int fd, bool on)
 {
 	int fl = fcntl(fd, F_GETFL);

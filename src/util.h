@@ -5,6 +5,7 @@
 #ifndef BRIG_UTIL_H
 #define BRIG_UTIL_H
 
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -91,6 +92,10 @@ bool parse_double(const char *s, double min, double max, double *out);
 
 /* ---- time ---- */
 int64_t now_ms(void); /* CLOCK_MONOTONIC in ms */
+/* A condition variable whose timed waits run on CLOCK_MONOTONIC (now_ms's clock). */
+void cond_init_monotonic(pthread_cond_t *cond);
+/* Wait on cond (mutex held) until signalled or now_ms() reaches deadline_ms. */
+void cond_wait_until(pthread_cond_t *cond, pthread_mutex_t *mutex, int64_t deadline_ms);
 
 /* ---- fds ---- */
 int set_nonblock(int fd, bool on);

@@ -37,9 +37,15 @@ const char *const mcp_protocol_versions[] = { "2025-11-25", "2025-06-18", "2025-
 
 /* Waiting sandbox_status calls allowed (they do not count against max_concurrent_runs). */
 #define AUX_QUEUE_MAX 8
-/* Once no call has been in flight for this long (the warm pool has refilled by then), the
- * freed heap of the calls goes back to the kernel: idle RSS stays idle RSS. */
+/* Once no call has been in flight for this long, the freed heap of the calls goes back to the
+ * kernel: idle RSS stays idle RSS.  Again 4x, 16x and 64x later: the warm pool refills in the
+ * background after a call, and its threads' malloc caches only return to the heap when they
+ * exit, idle (they cannot trim after their own exit). */
 #define TRIM_AFTER_MS 1000
+#define TRIM_LAST_MS  (64 * TRIM_AFTER_MS)
+/* A worker thread with no call for this long exits (before the trim, so that its malloc cache
+ * is back in the heap by then): an idle server is its reader thread alone. */
+#define WORKER_IDLE_MS 500
 
 typedef enum call_state { CALL_QUEUED, CALL_RUNNING } call_state;
 
@@ -63,12 +69,20 @@ typedef struct mcp_call {
 	int64_t started_ms;
 } mcp_call;
 
+typedef struct call_worker {
+	struct call_pool *pool;
+	pthread_t thread;
+	bool used;   /* thread created and not yet joined */
+	bool exited; /* past its last use of the pool: join it before reusing the slot */
+} call_worker;
+
 typedef struct call_pool {
 	const char *name;
 	struct mcp_server *srv;
-	pthread_t *threads;
+	call_worker *workers; /* started on demand, up to n_threads; they exit when idle */
 	int n_threads;
-	int started;
+	int n_live;    /* workers not exited */
+	int n_waiting; /* of them, waiting for a call */
 	mcp_call *head, *tail;
 	int queued;
 	int max_queued;
@@ -88,10 +102,10 @@ typedef struct mcp_server {
 	call_pool aux;  /* sandbox_status: one worker, never blocked by runs */
 	bool stopping;
 	int64_t trim_at;   /* when to hand freed heap back (0: nothing to do) */
+	int64_t trim_step; /* ms from the last activity to trim_at */
 	bool initialized;  /* initialize answered */
 	bool client_ready; /* notifications/initialized received (informational: requests are
 			    * served once initialize is answered, as lenient clients expect) */
-	json_object *tools;
 	char *instructions;
 } mcp_server;
 
@@ -296,14 +310,26 @@ static json_object *do_run(mcp_server *srv, mcp_call *c)
 
 static void *pool_main(void *arg)
 {
-	call_pool *pool = arg;
+	call_worker *w = arg;
+	call_pool *pool = w->pool;
 	mcp_server *srv = pool->srv;
+	int64_t idle_since = 0;
 	pthread_mutex_lock(&srv->lock);
 	for (;;) {
-		while (!pool->head && !srv->stopping)
-			pthread_cond_wait(&pool->cond, &srv->lock);
 		if (srv->stopping)
 			break;
+		if (!pool->head) {
+			int64_t now = now_ms();
+			if (!idle_since)
+				idle_since = now;
+			if (now - idle_since >= WORKER_IDLE_MS)
+				break;
+			pool->n_waiting++;
+			cond_wait_until(&pool->cond, &srv->lock, idle_since + WORKER_IDLE_MS);
+			pool->n_waiting--;
+			continue;
+		}
+		idle_since = 0;
 		mcp_call *c = pool->head;
 		pool->head = c->qnext;
 		if (!pool->head)
@@ -330,7 +356,7 @@ static void *pool_main(void *arg)
 		pool->running--;
 		call_unlink(srv, c);
 		if (!srv->calls)
-			srv->trim_at = now_ms() + TRIM_AFTER_MS;
+			srv->trim_at = now_ms() + (srv->trim_step = TRIM_AFTER_MS);
 		bool answer = result && !c->cancelled;
 		pthread_mutex_unlock(&srv->lock);
 		if (answer) {
@@ -342,6 +368,8 @@ static void *pool_main(void *arg)
 		call_free(c);
 		pthread_mutex_lock(&srv->lock);
 	}
+	pool->n_live--;
+	w->exited = true;
 	pthread_mutex_unlock(&srv->lock);
 	return NULL;
 }
@@ -352,31 +380,44 @@ static void pool_init(mcp_server *srv, call_pool *pool, const char *name, int n,
 	pool->srv = srv;
 	pool->n_threads = n;
 	pool->max_queued = max_queued;
-	pool->threads = xcalloc((size_t)n, sizeof *pool->threads);
-	pthread_cond_init(&pool->cond, NULL);
+	pool->workers = xcalloc((size_t)n, sizeof *pool->workers);
+	cond_init_monotonic(&pool->cond);
 }
 
-static int pool_start(call_pool *pool, brig_error **err)
+/* Before a call is queued: make sure a worker will take it - one is waiting for each call
+ * already queued and this one, or a new one starts.  Locked.  0, or an errno when there is no
+ * worker at all and none can be started. */
+static int pool_reserve(call_pool *pool)
 {
-	int n = pool->n_threads;
-	const char *name = pool->name;
-	for (int i = 0; i < n; i++) {
-		int e = pthread_create(&pool->threads[i], NULL, pool_main, pool);
-		if (e)
-			return brig_fail(err, BRIG_E_SYSTEM, e, "cannot start %s worker thread",
-					 name);
-		pool->started++;
+	if (pool->queued + 1 <= pool->n_waiting || pool->n_live >= pool->n_threads)
+		return 0;
+	int e = EAGAIN;
+	for (int i = 0; i < pool->n_threads; i++) {
+		call_worker *w = &pool->workers[i];
+		if (w->used && !w->exited)
+			continue;
+		if (w->used) /* it exited: it no longer needs the lock */
+			pthread_join(w->thread, NULL);
+		w->used = w->exited = false;
+		w->pool = pool;
+		e = pthread_create(&w->thread, NULL, pool_main, w);
+		if (e == 0) {
+			w->used = true;
+			pool->n_live++;
+		}
+		break;
 	}
-	return 0;
+	return pool->n_live > 0 ? 0 : e;
 }
 
+/* Join every worker: srv->stopping is set, so none starts any more. */
 static void pool_join(call_pool *pool)
 {
-	for (int i = 0; i < pool->started; i++)
-		pthread_join(pool->threads[i], NULL);
-	free(pool->threads);
-	pool->threads = NULL;
-	pool->started = 0;
+	for (int i = 0; i < pool->n_threads; i++)
+		if (pool->workers[i].used)
+			pthread_join(pool->workers[i].thread, NULL);
+	free(pool->workers);
+	pool->workers = NULL;
 	pthread_cond_destroy(&pool->cond);
 }
 
@@ -441,7 +482,9 @@ static void handle_tools_list(mcp_server *srv, jsonrpc_msg *m)
 		return;
 	}
 	json_object *r = json_object_new_object();
-	json_object_object_add(r, "tools", json_object_get(srv->tools));
+	/* built per tools/list (rare): as a tree it would keep ~60 KiB of small hash tables
+	 * resident for the server's whole life (issue 7) */
+	json_object_object_add(r, "tools", mcp_tools_json(&srv->lim));
 	send_result(srv, m->id, r);
 }
 
@@ -552,6 +595,19 @@ static void handle_tools_call(mcp_server *srv, jsonrpc_msg *m)
 	 * this thread enqueues, so the capacity checked above can only have grown since. */
 	send_progress(srv, c, 1, "%s", waits ? "queued behind other calls" : "queued");
 	pthread_mutex_lock(&srv->lock);
+	int e = pool_reserve(pool);
+	if (e) {
+		pthread_mutex_unlock(&srv->lock);
+		cleanup_free char *text =
+			xasprintf("The server cannot start a worker thread (%s). Nothing ran; retry "
+				  "later.",
+				  strerror(e));
+		mcp_log(srv, "call %s: refused: no %s worker thread: %s", c->id_text, pool->name,
+			strerror(e));
+		send_result(srv, c->id, mcp_tool_result(text, NULL, true));
+		call_free(c);
+		return;
+	}
 	c->next = srv->calls;
 	srv->calls = c;
 	if (pool->tail)
@@ -732,8 +788,13 @@ static void trim_if_idle(mcp_server *srv)
 {
 	pthread_mutex_lock(&srv->lock);
 	bool due = srv->trim_at && now_ms() >= srv->trim_at && !srv->calls;
-	if (due || srv->calls)
+	if (due && srv->trim_step < TRIM_LAST_MS) {
+		int64_t last_activity = srv->trim_at - srv->trim_step;
+		srv->trim_step *= 4;
+		srv->trim_at = last_activity + srv->trim_step;
+	} else if (due || srv->calls) {
 		srv->trim_at = 0; /* a call in flight sets it again when it ends */
+	}
 	pthread_mutex_unlock(&srv->lock);
 #ifdef __GLIBC__
 	if (due)
@@ -821,24 +882,19 @@ int mcp_serve(brig_ctx *ctx, int in_fd, int out_fd, const mcp_options *opts, bri
 	srv->quiet = opts->quiet;
 	jsonrpc_writer_init(&srv->out, out_fd);
 	pthread_mutex_init(&srv->lock, NULL);
-	srv->tools = mcp_tools_json(&srv->lim);
 	srv->instructions = mcp_instructions(&srv->lim);
 
 	int runs = srv->lim.max_concurrent_runs > 0 ? srv->lim.max_concurrent_runs : 1;
 	int per = opts->queue_per_run > 0 ? opts->queue_per_run : 4;
 	pool_init(srv, &srv->runs, "run", runs, per * runs);
 	pool_init(srv, &srv->aux, "status", 1, AUX_QUEUE_MAX);
-	int rc = pool_start(&srv->runs, err);
-	if (rc == 0)
-		rc = pool_start(&srv->aux, err);
-	if (rc == 0) {
-		mcp_log(srv, "serving MCP on stdio: up to %d concurrent runs, %d more queued", runs,
-			per * runs);
-		rc = read_loop(srv, in_fd, opts->shutdown_fd, max_line(opts, &srv->lim), err);
-	}
+	mcp_log(srv, "serving MCP on stdio: up to %d concurrent runs, %d more queued", runs,
+		per * runs);
+	/* the start-up (the warm pool filling) is activity too */
+	srv->trim_at = now_ms() + (srv->trim_step = TRIM_AFTER_MS);
+	int rc = read_loop(srv, in_fd, opts->shutdown_fd, max_line(opts, &srv->lim), err);
 	server_stop(srv);
 	mcp_log(srv, "stopped");
-	json_object_put(srv->tools);
 	free(srv->instructions);
 	pthread_mutex_destroy(&srv->lock);
 	jsonrpc_writer_destroy(&srv->out);

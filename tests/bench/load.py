@@ -47,6 +47,25 @@ def brig_binary():
     return "brig", env
 
 
+def quiet(pid):
+    """Wait for the server to be idle as it is between an agent's calls: its worker threads
+    (the pool's and the calls') exit 0.5 s after their last job, and it hands freed heap back
+    1 s and 4 s after its last call (src/mcp/server.c).  Threads == 1: only the reader is left."""
+    deadline = time.monotonic() + 15
+    while proc_mem(pid)["Threads"] > 1 and time.monotonic() < deadline:
+        time.sleep(0.1)
+    time.sleep(4.5)
+
+
+def libcurl_of(pid):
+    """Which libcurl the server runs with: the shared system one, or linked in statically."""
+    with open(f"/proc/{pid}/maps") as f:
+        for line in f:
+            if "/libcurl" in line:
+                return "system libcurl " + line.split()[-1]
+    return "static minimal libcurl (scripts/build-libcurl)"
+
+
 def proc_mem(pid):
     d = {}
     with open(f"/proc/{pid}/status") as f:
@@ -117,7 +136,7 @@ def main():
     for rid in warm_ids:
         srv.wait(rid)
     settle(srv, langs, args.warm)
-    time.sleep(1.5)  # brig mcp hands freed heap back 1 s after its last call
+    quiet(srv.pid)
     idle = proc_mem(srv.pid)
 
     peak = dict(idle)
@@ -160,8 +179,9 @@ def main():
         failures.append(f"{args.n - len(results)} calls unanswered")
 
     settle(srv, langs, args.warm)
-    time.sleep(1.5)
+    quiet(srv.pid)
     after = proc_mem(srv.pid)
+    curl = libcurl_of(srv.pid)
     rc = srv.close(timeout=60)
     if rc != 0:
         failures.append(f"brig mcp exited with {rc}")
@@ -189,7 +209,7 @@ def main():
     print(f"  targets: idle <= 4096 KiB: {'yes' if idle['VmRSS'] <= 4096 else 'NO'}; "
           f"peak <= 4096 + {cap} KiB: {'yes' if peak['VmRSS'] <= 4096 + cap else 'NO'}")
     print(f"  open fds: idle {idle['fds']}, peak {peak['fds']}, after {after['fds']}; "
-          f"threads {idle['Threads']}")
+          f"threads idle {idle['Threads']}; {curl}")
     for f_ in failures:
         print(f"FAIL: {f_}")
     sys.exit(1 if failures else 0)
