@@ -598,10 +598,10 @@ static void handle_tools_call(mcp_server *srv, jsonrpc_msg *m)
 	int e = pool_reserve(pool);
 	if (e) {
 		pthread_mutex_unlock(&srv->lock);
-		cleanup_free char *text =
-			xasprintf("The server cannot start a worker thread (%s). Nothing ran; retry "
-				  "later.",
-				  strerror(e));
+		cleanup_free char *text = xasprintf(
+			"The server cannot start a worker thread (%s). Nothing ran; retry "
+			"later.",
+			strerror(e));
 		mcp_log(srv, "call %s: refused: no %s worker thread: %s", c->id_text, pool->name,
 			strerror(e));
 		send_result(srv, c->id, mcp_tool_result(text, NULL, true));
