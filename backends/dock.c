@@ -284,8 +284,7 @@ int dock_image_exists(const char *image, brig_error **err)
 			   resp.status, txt);
 }
 
-/* RFC 3986 percent-encoding of everything but the unreserved characters. */
-static char *url_escape(const char *s)
+char *dock_url_escape(const char *s)
 {
 	static const char hex[] = "0123456789ABCDEF";
 	strbuf sb;
@@ -307,7 +306,7 @@ static char *label_filter(const char *label)
 	json_object *f = json_object_new_object(), *arr = json_object_new_array();
 	json_object_array_add(arr, json_object_new_string(label));
 	json_object_object_add(f, "label", arr);
-	char *out = url_escape(json_object_to_json_string_ext(f, JSON_C_TO_STRING_PLAIN));
+	char *out = dock_url_escape(json_object_to_json_string_ext(f, JSON_C_TO_STRING_PLAIN));
 	json_object_put(f);
 	return out;
 }

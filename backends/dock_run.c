@@ -24,6 +24,8 @@
 #define WAIT_SLICE_MS 1000L  /* wait is re-issued in slices so cancel and deadline stay live */
 #define INSPECT_MS    10000L
 #define DELETE_MS     30000L
+#define OOM_EVENT_MS  1000L /* how long the engine's OOM event may trail the exit */
+#define OOM_POLL_MS   100L
 
 enum kill_reason { KILL_TIMEOUT, KILL_OUTPUT, KILL_CANCEL, KILL_PROTOCOL };
 
@@ -125,6 +127,7 @@ static int do_create(run_state *st, brig_error **err)
 	cleanup_response dock_response resp;
 	dock_response_init(&resp);
 	st->may_exist = true; /* even a timed-out create may have happened */
+	st->created = time(NULL);
 	int r = dock_request(st->eng.socket, "POST", path,
 			     json_object_to_json_string_ext(
 				     body, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE),
@@ -388,6 +391,58 @@ static int wait_exit(run_state *st, brig_error **err)
 	}
 }
 
+/* Has the engine logged an "oom" event for this container up to now?  1 yes, 0 no, < 0 the
+ * query failed. */
+static int oom_event_logged(run_state *st, brig_error **err)
+{
+	struct timespec now;
+	clock_gettime(CLOCK_REALTIME, &now);
+	json_object *f = json_object_new_object(), *c = json_object_new_array(),
+		    *e = json_object_new_array();
+	json_object_array_add(c, json_object_new_string(st->name));
+	json_object_array_add(e, json_object_new_string("oom"));
+	json_object_object_add(f, "container", c);
+	json_object_object_add(f, "event", e);
+	cleanup_free char *filters =
+		dock_url_escape(json_object_to_json_string_ext(f, JSON_C_TO_STRING_PLAIN));
+	json_object_put(f);
+	/* an `until` not in the future: the engine answers with its log at once, no waiting */
+	cleanup_free char *path =
+		xasprintf("/v%s/events?since=%lld&until=%lld.%09ld&filters=%s", st->eng.api,
+			  (long long)st->created - 1, (long long)now.tv_sec, now.tv_nsec, filters);
+	cleanup_response dock_response resp;
+	dock_response_init(&resp);
+	int r = dock_request(st->eng.socket, "GET", path, NULL, INSPECT_MS, &resp, err);
+	if (r < 0)
+		return r;
+	if (resp.status != 200)
+		return http_fail("reading the engine's events", &resp, err);
+	return resp.body.data && strstr(resp.body.data, "\"oom\"") ? 1 : 0;
+}
+
+/* dockerd 20.10 sets State.OOMKilled only when the OOM event reaches it before the exit; under
+ * load it can trail the exit (measured with gVisor, whose whole sandbox the host's OOM killer
+ * ends: 4 of 24 concurrent sandboxes, the event 18-88 ms after the exit), and the state then
+ * says false for good.  The event is in the engine's log all the same, as the docker-cli backend
+ * reads it: a SIGKILL that brig did not send is looked up there, for up to OOM_EVENT_MS. */
+static void late_oom_event(run_state *st)
+{
+	int64_t end = now_ms() + OOM_EVENT_MS;
+	int r;
+	for (;;) {
+		cleanup_error brig_error *e = NULL;
+		r = oom_event_logged(st, &e);
+		if (r < 0)
+			plugin_log(BRIG_LOG_WARN, "container %s: %s", st->name, e->message);
+		if (r != 0 || now_ms() >= end)
+			break;
+		poll(NULL, 0, (int)OOM_POLL_MS);
+	}
+	st->oc.oom_killed = r > 0;
+	plugin_log(BRIG_LOG_DEBUG, "container %s: exit 137, State.OOMKilled false, OOM event %s",
+		   st->name, r > 0 ? "found: an OOM kill" : "not found");
+}
+
 static int do_inspect(run_state *st, brig_error **err)
 {
 	cleanup_response dock_response resp;
@@ -410,6 +465,8 @@ static int do_inspect(run_state *st, brig_error **err)
 	if (st->oc.exit_code < 0 && json_object_object_get_ex(state, "ExitCode", &v))
 		st->oc.exit_code = json_object_get_int(v);
 	json_object_put(o);
+	if (st->oc.exit_code == 137 && !st->oc.oom_killed && !st->killed)
+		late_oom_event(st);
 	return 0;
 }
 

@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "capture.h"
 #include "dock.h"
@@ -35,6 +36,7 @@ typedef struct run_state {
 	int cancel_fd;
 	dock_engine eng;
 	char *base;     /* "/v1.41/containers/NAME" */
+	time_t created; /* wall clock at create: where its engine events begin */
 	bool may_exist; /* create was sent and not refused for a name clash: DELETE is owed */
 	int fd;         /* the attach stream */
 	strbuf early;   /* stream bytes that came with the attach answer */

@@ -2,14 +2,14 @@
 //
 //   brig run examples/escape_attempts.js
 //
-// Every line prints BLOCKED (the control held) or OK (the attempt worked: a hole), then a
-// summary "N blocked, M open".  It runs as the sandboxed program, so it only uses Node's own
-// modules.  Node has no raw syscall interface, so ptrace, keyrings, unshare and mount(2) are
-// left to escape_attempts.py and escape_attempts.sh; what Node can reach - sockets, files,
-// /proc, /sys, /dev, child processes, native code - it tries here.  (The CPU quota is not
-// judged from inside: on a busy host a box gets less than its quota anyway, and gVisor's
-// guest-side CPU accounting over-reports - measured 1.44 "CPUs" in the box while the host's
-// cpuacct showed 1.01 - so only the host can tell.)
+// Every line prints BLOCKED (the control held) or OK (the attempt worked: a hole), each as soon
+// as its attempt is decided, then a summary "N blocked, M open".  It runs as the sandboxed
+// program, so it only uses Node's own modules.  Node has no raw syscall interface, so ptrace,
+// keyrings, unshare and mount(2) are left to escape_attempts.py and escape_attempts.sh; what
+// Node can reach - sockets, files, /proc, /sys, /dev, child processes, native code - it tries
+// here.  (The CPU quota is not judged from inside: on a busy host a box gets less than its
+// quota anyway, and gVisor's guest-side CPU accounting over-reports - measured 1.44 "CPUs" in
+// the box while the host's cpuacct showed 1.01 - so only the host can tell.)
 'use strict';
 
 const cp = require('child_process');
@@ -21,8 +21,24 @@ const path = require('path');
 
 const results = [];
 
+// One line to standard output, written before this returns: if a limit ends the whole box (under
+// gVisor the memory attempt, the last one, does), the lines so far are not lost.
+// process.stdout.write may queue the data (a pipe can be asynchronous), fs.writeSync does not;
+// a short count (gVisor gives one on a full pipe) or EAGAIN (a non-blocking pipe) is retried.
+function say(line) {
+  const b = Buffer.from(`${line}\n`);
+  for (let off = 0; off < b.length;) {
+    try {
+      off += fs.writeSync(1, b, off);
+    } catch (e) {
+      if (e.code !== 'EAGAIN') throw e;
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 10); // the reader is behind
+    }
+  }
+}
+
 // Run one attempt: fn returns (or resolves) if the escape WORKED, throws (rejects) if it was
-// blocked.  The error's code and message are the detail.
+// blocked.  The error's code and message are the detail.  Its line is printed at once.
 async function attempt(name, fn) {
   try {
     const detail = await fn();
@@ -31,6 +47,8 @@ async function attempt(name, fn) {
     const what = e && e.code ? `${e.code}: ${e.message}` : String(e && e.message ? e.message : e);
     results.push(['BLOCKED', name, what.replace(/\s+/g, ' ').slice(0, 90)]);
   }
+  const [verdict, , detail] = results[results.length - 1];
+  say(`${verdict.padEnd(8)} ${name.padEnd(45)} ${detail}`);
 }
 
 function blocked(message, code = 'BLOCKED') {
@@ -284,8 +302,10 @@ async function main() {
     throw blocked(`${ok} started, then ${errs}`, 'pids limit');
   });
 
+  // Keep this one last: under gVisor the memory limit covers the sandbox's own kernel too, and
+  // reaching it ends the whole box, so nothing after it would be printed.
   await attempt('allocate 2 GiB of memory (in a child)', () => {
-    // In a child, so that the kernel's OOM kill of it does not end this report.
+    // In a child, so that the kernel's OOM kill of it does not end this report (under runc).
     const r = cp.spawnSync(process.execPath,
       ['-e', 'const b = Buffer.alloc(2 * 1024 ** 3, 1); console.log(b.length)'],
       { encoding: 'utf8', timeout: 20000 });
@@ -295,11 +315,8 @@ async function main() {
     throw blocked(`child failed with status ${r.status}`, 'MemoryError');
   });
 
-  for (const [verdict, name, detail] of results) {
-    console.log(`${verdict.padEnd(8)} ${name.padEnd(45)} ${detail}`);
-  }
   const holes = results.filter((r) => r[0] === 'OK').length;
-  console.log(`${results.length - holes} blocked, ${holes} open`);
+  say(`${results.length - holes} blocked, ${holes} open`);
 }
 
 main().catch((e) => {

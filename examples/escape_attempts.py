@@ -201,6 +201,8 @@ def _():
             os.waitpid(p, 0)
 
 
+# Keep this one last: under gVisor the memory limit covers the sandbox's own kernel too, and
+# reaching it ends the whole box, so nothing after it would be printed.
 @attempt("allocate 2 GiB of memory")
 def _():
     # in a child, so the kernel's OOM kill of it does not end this report

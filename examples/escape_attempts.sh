@@ -10,6 +10,8 @@
 #
 # Each attempt is a function that returns 0 only if the escape WORKED; it runs in a subshell
 # (a failing special builtin cannot end the report) and its output, on one line, is the detail.
+# Each line is printed as soon as its attempt is decided: if a limit ends the whole box (under
+# gVisor the memory attempt, the last one, does), the lines so far are not lost.
 
 n_blocked=0
 n_open=0
@@ -234,6 +236,8 @@ eat_memory() {
 attempt "raise the open-files limit (ulimit -n)" raise_nofile
 attempt "open 1000 files" open_files
 attempt "fork 1000 processes" fork_many
+# last: under gVisor the memory limit covers the sandbox's own kernel too, and reaching it ends
+# the whole box
 attempt "allocate 1 GiB of memory (awk)" eat_memory
 
 echo "$n_blocked blocked, $n_open open"

@@ -8,6 +8,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 from brigtest import (BACKEND, BRIG, Run, backend_args, brig, container_exists, docker, main,
@@ -201,6 +202,36 @@ def test_memory_hog_is_oom():
     assert r["verdict"] == "oom", r
     assert r["exit_code"] == 137 and r["oom_killed"] is True, r
     assert r.rc == 137, r
+
+
+def test_oom_verdicts_at_once():
+    """Several boxes at the memory limit at once, beside a box that exits 137 by itself (its
+    shell passes on a child's SIGKILL): every hog is "oom", the other stays "error".  Under load
+    dockerd 20.10 can see the OOM event after the exit and leave State.OOMKilled false (measured
+    under gVisor: 4 of 24); brig then finds the event in the engine's log, by the container's
+    name - never another box's."""
+    hog = ("x = []\nwhile True:\n    x.append(bytearray(16 * 1024 * 1024))\n", "python")
+    own_kill = ("sh -c 'kill -9 $$'; exit $?", "shell")
+    runs = {}
+
+    def run(key, code_lang):
+        code, lang = code_lang
+        runs[key] = brig("--timeout", "30", code=code, lang=lang, timeout=120)
+
+    for rnd in range(3):
+        jobs = [(f"hog{rnd}.{i}", hog) for i in range(5)] + [(f"kill{rnd}", own_kill)]
+        threads = [threading.Thread(target=run, args=job) for job in jobs]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    for key, r in sorted(runs.items()):
+        if key.startswith("hog"):
+            assert r["verdict"] == "oom" and r["exit_code"] == 137 and r["oom_killed"] is True, \
+                (key, r)
+        else:
+            assert r["verdict"] == "error" and r["exit_code"] == 137, (key, r)
+            assert r["oom_killed"] is False, (key, r)
 
 
 def test_infinite_loop_times_out():
@@ -489,6 +520,7 @@ if __name__ == "__main__":
         test_pids_limit_enforced,
         test_process_budget_usable,
         test_memory_hog_is_oom,
+        test_oom_verdicts_at_once,
         test_infinite_loop_times_out,
         test_flood_truncated_quickly,
         test_yes_flood_killed,

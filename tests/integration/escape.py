@@ -4,8 +4,20 @@
 1. examples/escape_attempts.{py,js,sh} each try the known ways out of a container from their
    language (network, writing the image, /proc and /sys knobs, mount, namespaces, set-uid,
    capabilities, ptrace, /dev, the engine's socket, exec from /tmp, /tmp size, fds, processes,
-   memory).  Each prints one BLOCKED/OK line per attempt; EVERY line must say BLOCKED, and
-   each script must report exactly the number of attempts it makes (a cut-short run fails).
+   memory - always the last attempt).  Each prints one BLOCKED/OK line per attempt as soon as
+   it is decided; EVERY line must say BLOCKED, and each script must report exactly the number
+   of attempts it makes (a cut-short run fails).
+
+   Under gVisor (runsc) two things differ, and both are asserted exactly rather than skipped:
+   - KNOWN_GAPS lists, per backend and script, the attempts that are expected to say OK, each
+     with its reason.  Any other OK line fails; so does a listed line that says BLOCKED (the
+     gap was closed: the table must shrink) or that is missing (the table is stale).
+   - the memory limit covers the sandbox's own kernel (the sentry) as well as the program, and
+     the host's OOM killer ends the WHOLE sandbox at the limit: the memory line and the summary
+     are never printed.  Accepted only as: every earlier line present (ATTEMPTS - 1 of them),
+     then nothing, verdict "oom", exit 137, OOMKilled - the memory control held, by stopping
+     the box.  A run that does print the memory line must print it BLOCKED plus the summary,
+     as under runc.
 
 2. tests/integration/enumerate.sh gathers inside the box what a container-enumeration script
    (deepce.sh's checks) can learn.  Nothing about the host may show beyond what brig cannot
@@ -25,6 +37,11 @@
    The test checks that those lines carry nothing else: every mount must be one of the engine's
    standard ones, every cgroup path "/" or "/docker/<64 hex>".
 
+   Under gVisor /proc and /sys are the sentry's: there are no cgroup lines, no routes, no
+   overlay paths and no bind sources (the root and /etc/hostname are 9p mounts whose root is
+   "/"), and the kernel is gVisor's, so the kernel lines are scanned for host facts as well and
+   must not carry the host kernel's release or boot line.
+
 $BRIG_TEST_BACKEND names the backend (docker-cli, docker-api, gvisor).
 """
 import ipaddress
@@ -33,15 +50,34 @@ import re
 import secrets
 import socket
 
-from brigtest import BACKEND, brig, main
+from brigtest import BACKEND, ISOLATION, brig, main
 
 TOP = os.environ.get("top_srcdir", ".")
+GVISOR = BACKEND == "gvisor" or ISOLATION == "gvisor"
 
 # The number of attempts each script makes.  Update it with the script: a run that printed fewer
 # lines lost some (a crash, a hang cut by the timeout); more lines means the table is stale.
 ATTEMPTS = {"escape_attempts.py": 23, "escape_attempts.js": 27, "escape_attempts.sh": 34}
+# Each script's memory attempt.  It must be the last one: under gVisor reaching the limit ends the
+# whole sandbox, and with it every line that would come after.
+MEMORY_ATTEMPT = {"escape_attempts.py": "allocate 2 GiB of memory",
+                  "escape_attempts.js": "allocate 2 GiB of memory (in a child)",
+                  "escape_attempts.sh": "allocate 1 GiB of memory (awk)"}
+# Attempts that WORK on a backend and that brig cannot close there:
+# {backend: {script: {attempt: reason}}}.
+# Asserted exactly both ways (see the module comment).  The wording follows `brig doctor` and
+# brig(1) (GVISOR, "Differences from runc").
+GVISOR_NOEXEC_GAP = ("/tmp is noexec, but gVisor (runsc 20221219) enforces it only for execve, "
+                     "not for mmap(PROT_EXEC): dlopen of a file in /tmp works (no runsc flag "
+                     "closes it; fixed upstream by google/gvisor#11358, 2025)")
+KNOWN_GAPS = {
+    "gvisor": {
+        "escape_attempts.js": {"load native code from /tmp (process.dlopen)": GVISOR_NOEXEC_GAP},
+    },
+}
 LANG_OF = {".py": "python", ".js": "node", ".sh": "shell"}
 SUMMARY = re.compile(r"^(\d+) blocked, (\d+) open$")
+ATTEMPT_LINE = re.compile(r"^(BLOCKED|OK) +(.*)$")
 
 
 def run_script(path, timeout=30):
@@ -51,26 +87,70 @@ def run_script(path, timeout=30):
     return brig("--timeout", str(timeout), code=code, lang=lang, timeout=timeout + 60)
 
 
+def attempt_named(line, name):
+    """Does this BLOCKED/OK line report the attempt `name`?  (The name is padded to 45 columns
+    and followed by the detail.)"""
+    rest = ATTEMPT_LINE.match(line).group(2)
+    return rest == name or rest.startswith(name + " ")
+
+
 def check_escape_script(name):
     r = run_script(os.path.join(TOP, "examples", name))
-    # The script itself ends normally (exit 0).  docker-api reports verdict "oom" when the
-    # memory attempt's CHILD was OOM-killed (the engine's State.OOMKilled covers the whole
-    # container), docker-cli asks the engine about OOM only when the program failed and says
-    # "success": both are a completed run here.
     assert r.result is not None, r
-    assert r["verdict"] in ("success", "oom") and r["exit_code"] == 0, r
-    lines = r["stdout"].rstrip("\n").split("\n")
-    m = SUMMARY.match(lines[-1])
-    assert m, f"{name}: no summary line; output ends with {lines[-3:]!r}; {r!r}"
-    attempts = lines[:-1]
-    assert all(line.split(" ", 1)[0] in ("BLOCKED", "OK") for line in attempts), attempts
-    holes = [line for line in attempts if not line.startswith("BLOCKED ")]
+    lines = r["stdout"].rstrip("\n").split("\n") if r["stdout"].strip() else []
+    m = SUMMARY.match(lines[-1]) if lines else None
+    attempts = lines[:-1] if m else lines
+    assert all(ATTEMPT_LINE.match(line) for line in attempts), attempts
+    memory = MEMORY_ATTEMPT[name]
+    expected = ATTEMPTS[name]
+
+    if GVISOR and not m and not any(attempt_named(line, memory) for line in attempts):
+        # The sandbox was stopped at the memory limit during the last attempt (module comment):
+        # everything before it must be there, and the engine must say it was the OOM killer.
+        assert r["verdict"] == "oom" and r["exit_code"] == 137, (
+            f"{name}: no summary line and the run was not ended by the memory limit; "
+            f"output ends with {lines[-3:]!r}; {r!r}")
+        if "oom_killed" in r.result:
+            assert r["oom_killed"] is True, r
+        assert len(attempts) == expected - 1, (
+            f"{name}: {len(attempts)} attempts before the memory attempt, {expected - 1} "
+            f"expected (update ATTEMPTS if the script changed):\n" + "\n".join(attempts))
+        outcome = (f"the memory attempt ({memory}) ended the whole sandbox at the limit: "
+                   f"no further output, verdict oom, exit 137 - the memory control held")
+    else:
+        # The script itself ends normally (exit 0).  docker-api may report verdict "oom" when
+        # the memory attempt's CHILD was OOM-killed (the engine's State.OOMKilled covers the
+        # whole container), docker-cli asks the engine about OOM only when the program failed
+        # and says "success": both are a completed run here.
+        assert m, f"{name}: no summary line; output ends with {lines[-3:]!r}; {r!r}"
+        assert r["verdict"] in ("success", "oom") and r["exit_code"] == 0, r
+        assert len(attempts) == expected, (
+            f"{name}: {len(attempts)} attempts reported, {expected} expected "
+            f"(update ATTEMPTS if the script changed):\n" + "\n".join(attempts))
+        # last, so that a whole-sandbox OOM kill (gVisor) cannot take any other line with it
+        assert attempt_named(attempts[-1], memory), (
+            f"{name}: the memory attempt ({memory}) must be the last one; last: {attempts[-1]!r}")
+        holes = [line for line in attempts if line.startswith("OK ")]
+        assert int(m.group(1)) == len(attempts) - len(holes) and \
+            int(m.group(2)) == len(holes), (lines[-1], holes)
+        outcome = f"the memory attempt printed its line and the summary: {lines[-1]}"
+
+    gaps = KNOWN_GAPS.get("gvisor" if GVISOR else BACKEND, {}).get(name, {})
+    holes = [line for line in attempts
+             if line.startswith("OK ") and not any(attempt_named(line, g) for g in gaps)]
     assert not holes, (f"{name} under {BACKEND}: {len(holes)} attempt(s) NOT blocked:\n"
                        + "\n".join(holes))
-    assert int(m.group(1)) == len(attempts) and int(m.group(2)) == 0, lines[-1]
-    assert len(attempts) == ATTEMPTS[name], (
-        f"{name}: {len(attempts)} attempts reported, {ATTEMPTS[name]} expected "
-        f"(update ATTEMPTS if the script changed):\n" + "\n".join(attempts))
+    for gap, reason in gaps.items():
+        found = [line for line in attempts if attempt_named(line, gap)]
+        assert len(found) == 1, (
+            f"{name} under {BACKEND}: known gap {gap!r} not reported (renamed or dropped? "
+            f"update KNOWN_GAPS):\n" + "\n".join(attempts))
+        assert found[0].startswith("OK "), (
+            f"{name} under {BACKEND}: known gap closed: remove it from the table "
+            f"(KNOWN_GAPS): {found[0]}")
+        print(f"KNOWN GAP ({BACKEND}) {name}: {found[0]}\n  reason: {reason}", flush=True)
+    print(f"info: {name} under {BACKEND}: {len(attempts)} lines, "
+          f"{len(attempts) - len(gaps)} BLOCKED, {len(gaps)} known gap(s); {outcome}", flush=True)
 
 
 def test_escape_attempts_python():
@@ -150,7 +230,10 @@ def parse_facts(text):
     return facts
 
 
-KERNEL_KEYS = {"uname", "kernel_cmdline", "cpu"}  # the shared kernel: visible by design
+# The shared kernel: visible by design under runc.  gVisor answers uname, /proc/cmdline and
+# /proc/cpuinfo from its own kernel (4.4.0, "BOOT_IMAGE=/vmlinuz-4.4.0-gvisor", model "unknown"),
+# so there those lines are scanned like the others.
+KERNEL_KEYS = set() if GVISOR else {"uname", "kernel_cmdline", "cpu"}
 ALLOWED_ENV = {"PATH", "HOME", "LANG", "HOSTNAME", "TMPDIR", "PWD", "OLDPWD", "SHLVL",
                "PYTHONDONTWRITEBYTECODE"}
 STANDARD_PATH = {"/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin"}
@@ -269,7 +352,16 @@ def test_enumeration_reveals_nothing_about_the_host():
     assert not get("engine_socket") and not get("unix_socket_file"), facts
     assert not get("disk"), get("disk")
 
-    # and none of this host's own facts anywhere (the kernel lines aside)
+    # under gVisor not even the host kernel: its release and boot line stay outside
+    if GVISOR:
+        with open("/proc/cmdline") as f:
+            host_cmdline = f.read().strip()
+        assert get("uname") and os.uname().release not in get("uname")[0], get("uname")
+        assert get("kernel_cmdline") and not any(host_cmdline in line
+                                                 for line in get("kernel_cmdline")), \
+            get("kernel_cmdline")
+
+    # and none of this host's own facts anywhere (the kernel lines aside, under runc)
     addrs = host_addresses()
     scan_for([f for a in addrs for f in address_forms(a)], facts, "host address")
     scan_for(host_macs(), facts, "host MAC")
