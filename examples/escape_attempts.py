@@ -168,6 +168,19 @@ def _():
     subprocess.run(["/tmp/x.sh"], check=True, capture_output=True)
 
 
+@attempt("load native code from /tmp (ctypes.CDLL)")
+def _():
+    # no compiler in the box: a shared object of the image, copied to the noexec /tmp, then
+    # mapped executable by the dynamic loader (noexec must refuse PROT_EXEC, not only execve)
+    import glob
+    import shutil
+    src = (glob.glob("/usr/lib/python3*/lib-dynload/resource.*.so")
+           or sorted(glob.glob("/usr/lib/python3*/lib-dynload/*.so")))[0]
+    shutil.copyfile(src, "/tmp/native.so")
+    ctypes.CDLL("/tmp/native.so")
+    return f"mapped a copy of {os.path.basename(src)} executable"
+
+
 @attempt("fill /tmp beyond its size (200 MiB)")
 def _():
     with open("/tmp/big", "wb") as f:
