@@ -383,7 +383,8 @@ int dock_list_labelled(const char *label, char ***names, char ***owners, brig_er
 
 /* ---- probe ------------------------------------------------------------------------------- */
 
-int dock_runtime_lookup(const char *runtime, bool *present, strbuf *names, brig_error **err)
+int dock_runtime_lookup(const char *runtime, bool *present, strbuf *names, strbuf *identity,
+			brig_error **err)
 {
 	cleanup_response dock_response resp;
 	dock_response_init(&resp);
@@ -391,7 +392,7 @@ int dock_runtime_lookup(const char *runtime, bool *present, strbuf *names, brig_
 	if (r < 0)
 		return r;
 	json_object *info = json_tokener_parse(resp.body.data ? resp.body.data : "");
-	json_object *rts = NULL;
+	json_object *rts = NULL, *entry = NULL, *id = NULL;
 	if (resp.status != 200 || !json_object_object_get_ex(info, "Runtimes", &rts) ||
 	    !json_object_is_type(rts, json_type_object)) {
 		json_object_put(info);
@@ -399,12 +400,18 @@ int dock_runtime_lookup(const char *runtime, bool *present, strbuf *names, brig_
 				   "dockerd answered GET /info with HTTP %ld and no Runtimes",
 				   resp.status);
 	}
-	*present = json_object_object_get_ex(rts, runtime, NULL);
+	*present = json_object_object_get_ex(rts, runtime, &entry);
 	json_object_object_foreach(rts, key, val)
 	{
 		(void)val;
 		if (names)
 			sb_printf(names, "%s%s", names->len ? ", " : "", key);
+	}
+	if (identity && *present) {
+		json_object_object_get_ex(info, "ID", &id);
+		sb_printf(identity, "engine %s\nruntime %s %s\n",
+			  id ? json_object_get_string(id) : "?", runtime,
+			  json_object_to_json_string_ext(entry, JSON_C_TO_STRING_PLAIN));
 	}
 	json_object_put(info);
 	return 0;
@@ -436,7 +443,7 @@ int dock_probe(const char *runtime, brig_probe_info *info, brig_error **err)
 	/* runc is the engine's own default runtime: always registered, so no GET /info (~15 ms,
 	 * on every one-shot run) to prove it. */
 	bool present = strcmp(runtime, "runc") == 0;
-	int lr = present ? 0 : dock_runtime_lookup(runtime, &present, &names, &e);
+	int lr = present ? 0 : dock_runtime_lookup(runtime, &present, &names, NULL, &e);
 	if (lr < 0)
 		snprintf(info->reason, sizeof info->reason, "%s", e->message);
 	else if (!present)

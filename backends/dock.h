@@ -37,7 +37,11 @@ void dock_engine_version(dock_engine *e);
 
 /* GET /info .Runtimes: is `runtime` registered?  Fills *present; the registered names are
  * appended to `names` ("runc, runsc, ...") when it is not NULL. */
-int dock_runtime_lookup(const char *runtime, bool *present, strbuf *names, brig_error **err);
+/* GET /info: is `runtime` registered (and the others' names into `names`, if not NULL)?  Into
+ * `identity` (if not NULL, when present): the engine's ID and the runtime's entry as JSON
+ * (path, runtimeArgs), what a cached probe of it is keyed on. */
+int dock_runtime_lookup(const char *runtime, bool *present, strbuf *names, strbuf *identity,
+			brig_error **err);
 
 /* The engine part of every probe: reachable, API negotiated, version written into info.
  * 0, or -1 with info->reason set (the engine is not usable). */

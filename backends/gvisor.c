@@ -27,6 +27,7 @@
 #include "dock.h"
 #include "dock_http.h"
 #include "frames.h"
+#include "gvisor_cache.h"
 #include "plugin_host.h"
 #include "spec-access.h"
 
@@ -301,6 +302,12 @@ static int smoke_verdict(const smoke *sm, brig_probe_info *info, int64_t ms, bri
 	return 0;
 }
 
+static const char *probe_image(void)
+{
+	const char *img = secure_getenv(PROBE_IMAGE_ENV);
+	return img && *img ? img : PROBE_IMAGE;
+}
+
 /* Create, start, wait, read, check: all within PROBE_MS; the container is removed whatever
  * happened (a failed removal is logged and left to `brig gc`, found by its label). */
 static int smoke_test(const dock_engine *eng, const char *runtime, brig_probe_info *info,
@@ -309,8 +316,7 @@ static int smoke_test(const dock_engine *eng, const char *runtime, brig_probe_in
 	unsigned char rnd[6];
 	if (getrandom(rnd, sizeof rnd, 0) != (ssize_t)sizeof rnd)
 		return plugin_fail(err, BRIG_E_SYSTEM, 0, "getrandom failed");
-	const char *img = secure_getenv(PROBE_IMAGE_ENV);
-	smoke sm = { .eng = eng, .runtime = runtime, .image = img && *img ? img : PROBE_IMAGE };
+	smoke sm = { .eng = eng, .runtime = runtime, .image = probe_image() };
 	snprintf(sm.name, sizeof sm.name, "brig-probe-%02x%02x%02x%02x%02x%02x", rnd[0], rnd[1],
 		 rnd[2], rnd[3], rnd[4], rnd[5]);
 	owner_label(sm.owner, sizeof sm.owner);
@@ -353,20 +359,35 @@ static int gv_probe(brig_probe_info *info, brig_error **err)
 	if (dock_probe_engine(info, &eng) < 0)
 		return 0;
 	bool present = false;
-	strbuf names;
+	strbuf names, identity;
 	sb_init(&names);
-	int r = dock_runtime_lookup(rt, &present, &names, &e);
+	sb_init(&identity);
+	sb_printf(&identity, "engine-version %s\n", info->version);
+	int r = dock_runtime_lookup(rt, &present, &names, &identity, &e);
 	if (r == 0 && !present)
 		r = plugin_fail(
 			&e, BRIG_E_UNAVAILABLE, 0,
 			"runtime %s is not registered with dockerd at %s (it has: %s): " SETUP_HINT,
 			rt, eng.socket, names.data ? names.data : "none");
-	if (r == 0)
+	/* the registration is read every time; only the smoke test's verdict may be cached */
+	cleanup_free char *key =
+		r == 0 ? gv_cache_key(eng.socket, identity.data ? identity.data : "", probe_image())
+		       : NULL;
+	char cached[sizeof info->version];
+	if (r == 0 && gv_cache_load(key, cached, sizeof cached)) {
+		snprintf(info->version, sizeof info->version, "%s", cached);
+		plugin_log(BRIG_LOG_DEBUG, "gvisor probe: %s passed its smoke test earlier: %s", rt,
+			   cached);
+	} else if (r == 0) {
 		r = smoke_test(&eng, rt, info, &e);
+		if (r == 0)
+			gv_cache_store(key, info->version);
+	}
 	if (r < 0)
 		snprintf(info->reason, sizeof info->reason, "%s", e->message);
 	info->available = r == 0;
 	sb_free(&names);
+	sb_free(&identity);
 	dock_engine_free(&eng);
 	return 0;
 }

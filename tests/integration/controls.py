@@ -5,9 +5,12 @@ One suite for every backend: $BRIG_TEST_BACKEND names it (docker-cli, docker-api
 """
 import json
 import os
+import re
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 
@@ -467,6 +470,62 @@ def test_gvisor_impostor_refused():
     assert not container_exists(creates[0]["name"]), creates
 
 
+def test_gvisor_probe_cached_across_processes():
+    """A passed smoke test is reused by the next brig process (no probe container), keyed on the
+    runtime's registration: another runtime, TTL 0, a file others may write, or `brig doctor`
+    probe afresh; a failed probe is never remembered."""
+    d = tempfile.mkdtemp(prefix="brig-cache-")
+    f = os.path.join(d, "gvisor-probe")
+
+    def run(runtime="runsc-seccomp", **extra):
+        env = dict(os.environ, BRIG_CACHE_DIR=d, BRIG_DEBUG="1", BRIG_GVISOR_RUNTIME=runtime,
+                   **extra)
+        t0 = time.time()
+        proc = subprocess.Popen([BRIG, "run", "--backend", "gvisor", "-l", "shell", "-c",
+                                 "echo RAN"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                text=True, env=env)
+        out, err = proc.communicate(timeout=60)
+        time.sleep(0.2)  # the engine's event clock
+        probes = [c for c in creates_of(proc.pid, t0 - 1, time.time()) if c.get("brig.probe")]
+        return subprocess.CompletedProcess(proc.args, proc.returncode, out, err), len(probes)
+
+    try:
+        p, probes = run()
+        assert p.returncode == 0 and p.stdout == "RAN\n" and probes == 1, (p, probes)
+        st = os.stat(f)
+        assert st.st_mode & 0o777 == 0o600 and st.st_uid == os.geteuid(), oct(st.st_mode)
+        text = open(f).read()
+        assert "runtime runsc-seccomp " in text and "--oci-seccomp" in text, text
+        assert re.search(r"^passed \d+$", text, re.M), text
+        p, probes = run()
+        assert p.returncode == 0 and probes == 0, (p, probes)
+        assert "passed its smoke test earlier" in p.stderr and "cached" in p.stderr, p.stderr
+        # another registration (runsc without --oci-seccomp) is another key: probed, and
+        # refused - the cached verdict of runsc-seccomp does not vouch for it - and not stored
+        p, probes = run("runsc")
+        assert p.returncode == 125 and "Seccomp: 0" in p.stderr and probes == 1, (p, probes)
+        assert "runtime runsc " not in open(f).read()
+        p, probes = run()
+        assert p.returncode == 0 and probes == 0, (p, probes)
+        # TTL 0: no cache at all
+        p, probes = run(BRIG_GVISOR_PROBE_TTL="0")
+        assert p.returncode == 0 and probes == 1, (p, probes)
+        # a file others could have written is not trusted (and is replaced)
+        os.chmod(f, 0o666)
+        p, probes = run()
+        assert p.returncode == 0 and probes == 1, (p, probes)
+        assert os.stat(f).st_mode & 0o777 == 0o600
+        # an impostor (runc) fails its smoke test whatever is cached
+        p, probes = run("runc")
+        assert p.returncode == 125 and "RAN" not in p.stdout and probes == 1, (p, probes)
+        # doctor always checks for real
+        env = dict(os.environ, BRIG_CACHE_DIR=d, BRIG_DEBUG="1")
+        doc = subprocess.run([BRIG, "doctor"], capture_output=True, text=True, env=env, timeout=60)
+        assert "smoke container" in doc.stderr and "earlier" not in doc.stderr, doc.stderr
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
 def test_explain_gvisor_shows_runtime():
     p = subprocess.run([BRIG, "explain", "--isolation", "gvisor", "-l", "python", "-c", "1"],
                        capture_output=True, text=True, timeout=60)
@@ -542,4 +601,5 @@ if __name__ == "__main__":
     ] + ([
         test_sandbox_panic_is_sandbox_error,
         test_explain_gvisor_shows_runtime,
+        test_gvisor_probe_cached_across_processes,
     ] if GVISOR else []))

@@ -1,0 +1,181 @@
+/* gvisor_cache.c - the gVisor smoke test's verdict, shared between brig processes.
+ *
+ * The smoke container costs ~0.4 s: a long-lived `brig mcp` pays it once, but every one-shot
+ * `brig run` used to pay it again.  A passed smoke test is remembered in a small file, keyed on
+ * everything its verdict depends on - brig's version, the user, the engine's socket and ID, the
+ * runtime's registration in dockerd (path and runtimeArgs, read from GET /info on every probe),
+ * the runtime binary (device, inode, size, mtime), the host's kernel release and the smoke
+ * image - and trusted for BRIG_GVISOR_PROBE_TTL seconds (default 600, 0: never).  Any change
+ * of those is a different key, so it is probed again; a failed probe is never remembered.
+ *
+ * Nothing here can weaken isolation: a run still names the runtime explicitly, so a runtime
+ * that went away makes the run fail, never fall back.  The file lives in a directory of the
+ * user's own ($BRIG_CACHE_DIR, else /run/brig for root, else $XDG_RUNTIME_DIR/brig), mode 0700,
+ * and is only read when it is a regular file of the user's, not writable by others, reached
+ * without following a symlink.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <json-c/json.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+
+#include "gvisor_cache.h"
+#include "plugin_host.h"
+#include "util.h"
+
+#define TTL_ENV     "BRIG_GVISOR_PROBE_TTL"
+#define DIR_ENV     "BRIG_CACHE_DIR"            /* instead of /run/brig or $XDG_RUNTIME_DIR/brig */
+#define REFRESH_ENV "BRIG_GVISOR_PROBE_REFRESH" /* 1: probe (and store) even if cached */
+#define TTL_DEFAULT 600L
+#define TTL_MAX     86400L
+#define FILE_NAME   "gvisor-probe"
+#define FILE_MAX    8192
+
+static long cache_ttl(void)
+{
+	const char *v = secure_getenv(TTL_ENV);
+	long ttl;
+	if (!v || !*v)
+		return TTL_DEFAULT;
+	if (!parse_long(v, 0, TTL_MAX, &ttl)) {
+		plugin_log(BRIG_LOG_WARN, "$%s=%s is not 0..%ld seconds: not caching the probe",
+			   TTL_ENV, v, TTL_MAX);
+		return 0;
+	}
+	return ttl;
+}
+
+/* The user's own directory for the file, created if missing; NULL if there is none fit. */
+static char *cache_dir(void)
+{
+	char *dir;
+	const char *own = secure_getenv(DIR_ENV);
+	if (own && own[0] == '/') {
+		dir = xstrdup(own);
+	} else if (geteuid() == 0) {
+		dir = xstrdup("/run/brig");
+	} else {
+		const char *x = secure_getenv("XDG_RUNTIME_DIR");
+		if (!x || x[0] != '/')
+			return NULL;
+		dir = xasprintf("%s/brig", x);
+	}
+	if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
+		plugin_log(BRIG_LOG_DEBUG, "gvisor probe cache: cannot create %s: %s", dir,
+			   strerror(errno));
+		free(dir);
+		return NULL;
+	}
+	struct stat st;
+	if (lstat(dir, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid() ||
+	    (st.st_mode & 077) != 0) {
+		plugin_log(BRIG_LOG_WARN,
+			   "gvisor probe cache: %s is not a directory of this user's with mode "
+			   "0700: not caching",
+			   dir);
+		free(dir);
+		return NULL;
+	}
+	return dir;
+}
+
+char *gv_cache_key(const char *socket, const char *identity, const char *image)
+{
+	/* the runtime binary as dockerd will start it: the "path" of its registration */
+	json_object *entry = NULL, *path = NULL;
+	const char *rt = strstr(identity, "\nruntime ");
+	const char *js = rt ? strchr(rt, '{') : NULL;
+	if (js)
+		entry = json_tokener_parse(js);
+	if (!json_object_object_get_ex(entry, "path", &path) ||
+	    !json_object_is_type(path, json_type_string)) {
+		json_object_put(entry);
+		return NULL; /* a runtime without a path of its own: nothing to key it on */
+	}
+	struct stat st;
+	struct utsname u;
+	char *key = NULL;
+	const char *bin = json_object_get_string(path);
+	if (stat(bin, &st) == 0 && uname(&u) == 0)
+		key = xasprintf(
+			"brig %s\nuid %u\nsocket %s\n%sbinary %s %llu:%llu:%lld:%lld.%09ld\n"
+			"kernel %s\nimage %s\n",
+			PACKAGE_VERSION, (unsigned)geteuid(), socket, identity, bin,
+			(unsigned long long)st.st_dev, (unsigned long long)st.st_ino,
+			(long long)st.st_size, (long long)st.st_mtim.tv_sec, st.st_mtim.tv_nsec,
+			u.release, image);
+	json_object_put(entry);
+	return key;
+}
+
+bool gv_cache_load(const char *key, char *version, size_t version_len)
+{
+	long ttl = cache_ttl();
+	const char *refresh = secure_getenv(REFRESH_ENV);
+	if (!key || ttl == 0 || (refresh && strcmp(refresh, "1") == 0))
+		return false;
+	cleanup_free char *dir = cache_dir();
+	if (!dir)
+		return false;
+	cleanup_free char *file = xasprintf("%s/" FILE_NAME, dir);
+	int fd = open(file, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	char buf[FILE_MAX + 1];
+	struct stat st;
+	ssize_t n = -1;
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() &&
+	    (st.st_mode & 022) == 0)
+		n = read(fd, buf, FILE_MAX);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	/* KEY, then "passed EPOCH\n", then "version TEXT\n" */
+	size_t klen = strlen(key);
+	long long at = 0;
+	int used = 0;
+	if (strncmp(buf, key, klen) != 0 ||
+	    sscanf(buf + klen, "passed %lld\n%n", &at, &used) != 1 || used == 0 ||
+	    strncmp(buf + klen + used, "version ", 8) != 0)
+		return false;
+	long long age = (long long)time(NULL) - at;
+	if (age < 0 || age >= ttl)
+		return false;
+	const char *v = buf + klen + used + 8;
+	size_t vlen = strcspn(v, "\n");
+	snprintf(version, version_len, "%.*s (cached %llds ago)", (int)vlen, v, age);
+	return true;
+}
+
+void gv_cache_store(const char *key, const char *version)
+{
+	if (!key || cache_ttl() == 0)
+		return;
+	cleanup_free char *dir = cache_dir();
+	if (!dir)
+		return;
+	cleanup_free char *tmp = xasprintf("%s/" FILE_NAME ".XXXXXX", dir);
+	cleanup_free char *file = xasprintf("%s/" FILE_NAME, dir);
+	cleanup_free char *text =
+		xasprintf("%spassed %lld\nversion %s\n", key, (long long)time(NULL), version);
+	int fd = mkostemp(tmp, O_CLOEXEC); /* mode 0600 */
+	if (fd < 0)
+		return;
+	bool ok = write_all(fd, text, strlen(text)) == 0;
+	ok = close(fd) == 0 && ok;
+	/* rename: a reader sees the old file or the new one, never half of one */
+	if (!ok || rename(tmp, file) < 0) {
+		plugin_log(BRIG_LOG_DEBUG, "gvisor probe cache: cannot write %s: %s", file,
+			   strerror(errno));
+		unlink(tmp);
+	}
+}
