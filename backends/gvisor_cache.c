@@ -19,6 +19,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <json-c/json.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -141,16 +142,19 @@ bool gv_cache_load(const char *key, char *version, size_t version_len)
 	buf[n] = '\0';
 	/* KEY, then "passed EPOCH\n", then "version TEXT\n" */
 	size_t klen = strlen(key);
-	long long at = 0;
-	int used = 0;
-	if (strncmp(buf, key, klen) != 0 ||
-	    sscanf(buf + klen, "passed %lld\n%n", &at, &used) != 1 || used == 0 ||
-	    strncmp(buf + klen + used, "version ", 8) != 0)
+	if (strncmp(buf, key, klen) != 0 || strncmp(buf + klen, "passed ", 7) != 0)
+		return false;
+	char *nl = strchr(buf + klen + 7, '\n');
+	long at;
+	if (!nl)
+		return false;
+	*nl = '\0';
+	if (!parse_long(buf + klen + 7, 0, LONG_MAX, &at) || strncmp(nl + 1, "version ", 8) != 0)
 		return false;
 	long long age = (long long)time(NULL) - at;
 	if (age < 0 || age >= ttl)
 		return false;
-	const char *v = buf + klen + used + 8;
+	const char *v = nl + 1 + 8;
 	size_t vlen = strcspn(v, "\n");
 	snprintf(version, version_len, "%.*s (cached %llds ago)", (int)vlen, v, age);
 	return true;
