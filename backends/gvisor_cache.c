@@ -4,7 +4,7 @@
  * `brig run` used to pay it again.  A passed smoke test is remembered in a small file, keyed on
  * everything its verdict depends on - brig's version, the user, the engine's socket and ID, the
  * runtime's registration in dockerd (path and runtimeArgs, read from GET /info on every probe),
- * the runtime binary (device, inode, size, mtime), the host's kernel release and the smoke
+ * the runtime binary (device, inode, size, mtime, ctime), the host's kernel release and the smoke
  * image - and trusted for BRIG_GVISOR_PROBE_TTL seconds (default 600, 0: never).  Any change
  * of those is a different key, so it is probed again; a failed probe is never remembered.
  *
@@ -106,13 +106,14 @@ char *gv_cache_key(const char *socket, const char *identity, const char *image)
 	char *key = NULL;
 	const char *bin = json_object_get_string(path);
 	if (stat(bin, &st) == 0 && uname(&u) == 0)
-		key = xasprintf(
-			"brig %s\nuid %u\nsocket %s\n%sbinary %s %llu:%llu:%lld:%lld.%09ld\n"
-			"kernel %s\nimage %s\n",
-			PACKAGE_VERSION, (unsigned)geteuid(), socket, identity, bin,
-			(unsigned long long)st.st_dev, (unsigned long long)st.st_ino,
-			(long long)st.st_size, (long long)st.st_mtim.tv_sec, st.st_mtim.tv_nsec,
-			u.release, image);
+		key = xasprintf("brig %s\nuid %u\nsocket %s\n%sbinary %s "
+				"%llu:%llu:%lld:%lld.%09ld:%lld.%09ld\n"
+				"kernel %s\nimage %s\n",
+				PACKAGE_VERSION, (unsigned)geteuid(), socket, identity, bin,
+				(unsigned long long)st.st_dev, (unsigned long long)st.st_ino,
+				(long long)st.st_size, (long long)st.st_mtim.tv_sec,
+				st.st_mtim.tv_nsec, (long long)st.st_ctim.tv_sec,
+				st.st_ctim.tv_nsec, u.release, image);
 	json_object_put(entry);
 	return key;
 }
