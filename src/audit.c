@@ -4,7 +4,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <json-c/json.h>
-#include <nettle/sha2.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/file.h>
@@ -54,21 +53,6 @@ void audit_close(audit_log *a)
 const char *audit_path(const audit_log *a)
 {
 	return a->path;
-}
-
-void sha256_hex(const void *data, size_t len, char out[65])
-{
-	unsigned char md[SHA256_DIGEST_SIZE];
-	struct sha256_ctx c;
-	sha256_init(&c);
-	sha256_update(&c, len, data);
-	sha256_digest(&c, sizeof md, md);
-	static const char hex[] = "0123456789abcdef";
-	for (unsigned i = 0; i < 32; i++) {
-		out[2 * i] = hex[md[i] >> 4];
-		out[2 * i + 1] = hex[md[i] & 15];
-	}
-	out[64] = '\0';
 }
 
 static void add_str(json_object *o, const char *k, const char *v)

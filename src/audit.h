@@ -30,7 +30,9 @@ typedef struct audit_entry {
 
 int audit_append(audit_log *a, const audit_entry *e, brig_error **err);
 
-/* SHA-256 of data as 64 lowercase hex digits + NUL (libcrypto). */
+/* SHA-256 of data as 64 lowercase hex digits + NUL (src/sha256.c: nettle, loaded for it). */
 void sha256_hex(const void *data, size_t len, char out[65]);
+/* The digest itself: 0, or -1 when libnettle cannot be loaded. */
+int sha256_nettle(const void *data, size_t len, unsigned char md[32]);
 
 #endif

@@ -261,6 +261,33 @@ static void test_audit_lines(void)
 	unlink(path);
 }
 
+/* SHA-256 (nettle, loaded for each hash) against the FIPS 180-2 vectors, and again after the
+ * library was unloaded. */
+static void test_sha256_vectors(void)
+{
+	static const struct {
+		size_t repeat;
+		const char *text;
+		const char *hex;
+	} v[] = {
+		{ 1, "", "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855" },
+		{ 1, "abc", "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad" },
+		{ 1000000, "a",
+		  "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0" },
+		{ 1, "abc", "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad" },
+	};
+	for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
+		size_t len = strlen(v[i].text), n = v[i].repeat * len;
+		char *data = xmalloc(n + 1);
+		for (size_t k = 0; k < v[i].repeat; k++)
+			memcpy(data + k * len, v[i].text, len);
+		char out[65];
+		sha256_hex(data, n, out);
+		CU_ASSERT_STRING_EQUAL(out, v[i].hex);
+		free(data);
+	}
+}
+
 static void test_audit_unwritable_fails_closed(void)
 {
 	brig_policy *p = NULL;
@@ -331,6 +358,7 @@ static CU_TestInfo tests[] = {
 	{ "invalid UTF-8 output stays valid JSON", test_invalid_utf8_output_is_valid_json },
 	{ "audit: one line per run, refused included, sha256, no code", test_audit_lines },
 	{ "audit: unwritable log fails closed", test_audit_unwritable_fails_closed },
+	{ "sha256: FIPS 180-2 vectors, nettle loaded per hash", test_sha256_vectors },
 	{ "cancel fd reaches the backend", test_cancel_fd },
 	{ "status json", test_status_json },
 	CU_TEST_INFO_NULL,
