@@ -625,5 +625,8 @@ brig_backend_entry(uint32_t host_abi_major, const brig_host_services *host);
 
 const brig_backend *brig_backend_entry(uint32_t host_abi_major, const brig_host_services *host)
 {
-	return dock_entry(host_abi_major, host, &gvisor_backend);
+	const brig_backend *be = dock_entry(host_abi_major, host, &gvisor_backend);
+	if (be) /* libdock (libbrig-dock.so) has its own view of the host: this is the plugin's */
+		plugin_host_set(host);
+	return be;
 }

@@ -149,10 +149,13 @@ void loader_unload(loaded_backend *lb)
 	memset(lb, 0, sizeof *lb);
 }
 
+/* NAME.so, not hidden, and not lib*.so: a library the plugins share (libbrig-dock.so) lives
+ * beside them and is not a plugin. */
 static bool is_plugin_file(const char *name)
 {
 	size_t n = strlen(name);
-	return name[0] != '.' && n > 3 && strcmp(name + n - 3, ".so") == 0;
+	return name[0] != '.' && strncmp(name, "lib", 3) != 0 && n > 3 &&
+	       strcmp(name + n - 3, ".so") == 0;
 }
 
 static int cmp_str(const void *a, const void *b)

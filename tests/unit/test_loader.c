@@ -100,6 +100,37 @@ static void test_dir_scan(void)
 	strv_free(refused);
 }
 
+/* A lib*.so beside the plugins is a library they share (libbrig-dock.so), not a plugin: not
+ * loaded, not listed as refused.  (fake-nosym.so, which lacks the entry symbol, as libshared.so.)
+ */
+static void test_dir_scan_skips_libraries(void)
+{
+	char dir[] = "/tmp/brig-test-plugins-XXXXXX";
+	CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(dir));
+	cleanup_free char *src = xasprintf("%s/fake-nosym.so", getenv("BRIG_TEST_PLUGIN_DIR"));
+	cleanup_free char *dst = xasprintf("%s/libshared.so", dir);
+	char buf[65536];
+	int in = open(src, O_RDONLY | O_CLOEXEC),
+	    out = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	CU_ASSERT_FATAL(in >= 0 && out >= 0);
+	ssize_t r;
+	while ((r = read(in, buf, sizeof buf)) > 0)
+		CU_ASSERT_EQUAL(write_all(out, buf, (size_t)r), 0);
+	close(in);
+	close(out);
+	loaded_backend *list = NULL;
+	size_t n = 0;
+	char **refused = NULL;
+	brig_error *err = NULL;
+	CU_ASSERT_EQUAL(loader_load_dir(dir, &list, &n, &refused, &err), 0);
+	CU_ASSERT_EQUAL(n, 0);
+	CU_ASSERT_EQUAL(strv_len(refused), 0);
+	free(list);
+	strv_free(refused);
+	unlink(dst);
+	rmdir(dir);
+}
+
 static brig_ctx *make_ctx(const char *policy_json)
 {
 	setenv("BRIG_BACKEND_DIR", getenv("BRIG_TEST_PLUGIN_DIR"), 1);
@@ -348,6 +379,7 @@ static CU_TestInfo tests[] = {
 	{ "relative path refused", test_relative_path_refused },
 	{ "non-ELF file refused", test_not_a_shared_object },
 	{ "directory scan loads good, lists refused", test_dir_scan },
+	{ "directory scan skips lib*.so (shared by plugins)", test_dir_scan_skips_libraries },
 	{ "auto picks the available backend", test_auto_picks_available },
 	{ "gvisor minimum unavailable fails closed", test_gvisor_minimum_fails_closed },
 	{ "named backend unavailable fails closed", test_named_unavailable_fails_closed },
