@@ -128,7 +128,8 @@ bool gv_cache_load(const char *key, char *version, size_t version_len)
 	if (!dir)
 		return false;
 	cleanup_free char *file = xasprintf("%s/" FILE_NAME, dir);
-	int fd = open(file, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	/* O_NONBLOCK: a FIFO in its place must not hang brig (it is then not a regular file) */
+	int fd = open(file, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
 		return false;
 	char buf[FILE_MAX + 1];
