@@ -3,6 +3,7 @@
 #include "config.h"
 
 #include <ctype.h>
+#include <stdarg.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
@@ -284,7 +285,8 @@ int dock_image_exists(const char *image, brig_error **err)
 			   resp.status, txt);
 }
 
-char *dock_url_escape(const char *s)
+/* RFC 3986 percent-encoding of everything but the unreserved characters. */
+static char *url_escape(const char *s)
 {
 	static const char hex[] = "0123456789ABCDEF";
 	strbuf sb;
@@ -300,13 +302,21 @@ char *dock_url_escape(const char *s)
 	return sb_steal(&sb);
 }
 
-/* The filters query value {"label":["k=v"]}, URL-encoded. */
-static char *label_filter(const char *label)
+char *dock_filters(const char *key, const char *value, ...)
 {
-	json_object *f = json_object_new_object(), *arr = json_object_new_array();
-	json_object_array_add(arr, json_object_new_string(label));
-	json_object_object_add(f, "label", arr);
-	char *out = dock_url_escape(json_object_to_json_string_ext(f, JSON_C_TO_STRING_PLAIN));
+	json_object *f = json_object_new_object();
+	va_list ap;
+	va_start(ap, value);
+	while (key) {
+		json_object *arr = json_object_new_array();
+		json_object_array_add(arr, json_object_new_string(value));
+		json_object_object_add(f, key, arr);
+		key = va_arg(ap, const char *);
+		if (key)
+			value = va_arg(ap, const char *);
+	}
+	va_end(ap);
+	char *out = url_escape(json_object_to_json_string_ext(f, JSON_C_TO_STRING_PLAIN));
 	json_object_put(f);
 	return out;
 }
@@ -365,7 +375,7 @@ int dock_list_labelled(const char *label, char ***names, char ***owners, brig_er
 		*owners = NULL;
 	if (!label || !*label)
 		return plugin_fail(err, BRIG_E_USAGE, 0, "list_labelled: empty label");
-	cleanup_free char *filter = label_filter(label);
+	cleanup_free char *filter = dock_filters("label", label, NULL);
 	cleanup_response dock_response resp;
 	dock_response_init(&resp);
 	int r = engine_request("GET", QUERY_MS, NULL, &resp, err,

@@ -397,15 +397,7 @@ static int oom_event_logged(run_state *st, brig_error **err)
 {
 	struct timespec now;
 	clock_gettime(CLOCK_REALTIME, &now);
-	json_object *f = json_object_new_object(), *c = json_object_new_array(),
-		    *e = json_object_new_array();
-	json_object_array_add(c, json_object_new_string(st->name));
-	json_object_array_add(e, json_object_new_string("oom"));
-	json_object_object_add(f, "container", c);
-	json_object_object_add(f, "event", e);
-	cleanup_free char *filters =
-		dock_url_escape(json_object_to_json_string_ext(f, JSON_C_TO_STRING_PLAIN));
-	json_object_put(f);
+	cleanup_free char *filters = dock_filters("container", st->name, "event", "oom", NULL);
 	/* an `until` not in the future: the engine answers with its log at once, no waiting */
 	cleanup_free char *path =
 		xasprintf("/v%s/events?since=%lld&until=%lld.%09ld&filters=%s", st->eng.api,
