@@ -3,7 +3,6 @@
 #include "config.h"
 
 #include <ctype.h>
-#include <stdarg.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
@@ -302,20 +301,14 @@ static char *url_escape(const char *s)
 	return sb_steal(&sb);
 }
 
-char *dock_filters(const char *key, const char *value, ...)
+char *dock_filters(const char *const *kv)
 {
 	json_object *f = json_object_new_object();
-	va_list ap;
-	va_start(ap, value);
-	while (key) {
+	for (; kv[0] && kv[1]; kv += 2) {
 		json_object *arr = json_object_new_array();
-		json_object_array_add(arr, json_object_new_string(value));
-		json_object_object_add(f, key, arr);
-		key = va_arg(ap, const char *);
-		if (key)
-			value = va_arg(ap, const char *);
+		json_object_array_add(arr, json_object_new_string(kv[1]));
+		json_object_object_add(f, kv[0], arr);
 	}
-	va_end(ap);
 	char *out = url_escape(json_object_to_json_string_ext(f, JSON_C_TO_STRING_PLAIN));
 	json_object_put(f);
 	return out;
@@ -375,7 +368,7 @@ int dock_list_labelled(const char *label, char ***names, char ***owners, brig_er
 		*owners = NULL;
 	if (!label || !*label)
 		return plugin_fail(err, BRIG_E_USAGE, 0, "list_labelled: empty label");
-	cleanup_free char *filter = dock_filters("label", label, NULL);
+	cleanup_free char *filter = dock_filters((const char *const[]){ "label", label, NULL });
 	cleanup_response dock_response resp;
 	dock_response_init(&resp);
 	int r = engine_request("GET", QUERY_MS, NULL, &resp, err,

@@ -63,9 +63,9 @@ void dock_discard(void *handle);
 
 /* A Docker container name ([A-Za-z0-9][A-Za-z0-9_.-]*): safe in a URL path as it is. */
 bool dock_valid_name(const char *s);
-/* The `filters` query value of the list and events endpoints, URL-encoded: key/value pairs up
- * to a NULL key, each as {"key":["value"]}.  Caller frees. */
-char *dock_filters(const char *key, const char *value, ...) __attribute__((sentinel));
+/* The `filters` query value of the list and events endpoints, URL-encoded: kv holds key, value
+ * pairs up to a NULL key, each becomes {"key":["value"]}.  Caller frees. */
+char *dock_filters(const char *const *kv);
 
 /* The create body for a spec (for run, explain and the CLI/API parity test).  `full_seccomp`
  * false abbreviates the seccomp profile text for humans. */

@@ -397,7 +397,8 @@ static int oom_event_logged(run_state *st, brig_error **err)
 {
 	struct timespec now;
 	clock_gettime(CLOCK_REALTIME, &now);
-	cleanup_free char *filters = dock_filters("container", st->name, "event", "oom", NULL);
+	cleanup_free char *filters =
+		dock_filters((const char *const[]){ "container", st->name, "event", "oom", NULL });
 	/* an `until` not in the future: the engine answers with its log at once, no waiting */
 	cleanup_free char *path =
 		xasprintf("/v%s/events?since=%lld&until=%lld.%09ld&filters=%s", st->eng.api,
