@@ -386,16 +386,18 @@ int dock_list_labelled(const char *label, char ***names, char ***owners, brig_er
 
 /* ---- probe ------------------------------------------------------------------------------- */
 
-int dock_runtime_lookup(const char *runtime, bool *present, strbuf *names, strbuf *identity,
-			brig_error **err)
+int dock_runtime_lookup(const char *runtime, dock_runtime *rt, brig_error **err)
 {
+	memset(rt, 0, sizeof *rt);
+	sb_init(&rt->names);
+	sb_init(&rt->identity);
 	cleanup_response dock_response resp;
 	dock_response_init(&resp);
 	int r = engine_request("GET", QUERY_MS, NULL, &resp, err, "/info");
 	if (r < 0)
 		return r;
 	json_object *info = json_tokener_parse(resp.body.data ? resp.body.data : "");
-	json_object *rts = NULL, *entry = NULL, *id = NULL;
+	json_object *rts = NULL, *entry = NULL, *id = NULL, *path = NULL;
 	if (resp.status != 200 || !json_object_object_get_ex(info, "Runtimes", &rts) ||
 	    !json_object_is_type(rts, json_type_object)) {
 		json_object_put(info);
@@ -403,21 +405,31 @@ int dock_runtime_lookup(const char *runtime, bool *present, strbuf *names, strbu
 				   "dockerd answered GET /info with HTTP %ld and no Runtimes",
 				   resp.status);
 	}
-	*present = json_object_object_get_ex(rts, runtime, &entry);
+	rt->present = json_object_object_get_ex(rts, runtime, &entry);
 	json_object_object_foreach(rts, key, val)
 	{
 		(void)val;
-		if (names)
-			sb_printf(names, "%s%s", names->len ? ", " : "", key);
+		sb_printf(&rt->names, "%s%s", rt->names.len ? ", " : "", key);
 	}
-	if (identity && *present) {
+	if (rt->present) {
 		json_object_object_get_ex(info, "ID", &id);
-		sb_printf(identity, "engine %s\nruntime %s %s\n",
+		sb_printf(&rt->identity, "engine %s\nruntime %s %s\n",
 			  id ? json_object_get_string(id) : "?", runtime,
 			  json_object_to_json_string_ext(entry, JSON_C_TO_STRING_PLAIN));
+		if (json_object_object_get_ex(entry, "path", &path) &&
+		    json_object_is_type(path, json_type_string))
+			rt->path = xstrdup(json_object_get_string(path));
 	}
 	json_object_put(info);
 	return 0;
+}
+
+void dock_runtime_free(dock_runtime *rt)
+{
+	sb_free(&rt->names);
+	sb_free(&rt->identity);
+	free(rt->path);
+	rt->path = NULL;
 }
 
 int dock_probe_engine(brig_probe_info *info, dock_engine *eng)
@@ -441,24 +453,22 @@ int dock_probe(const char *runtime, brig_probe_info *info, brig_error **err)
 	dock_engine eng = { .socket = NULL };
 	if (dock_probe_engine(info, &eng) < 0)
 		return 0;
-	strbuf names;
-	sb_init(&names);
 	/* runc is the engine's own default runtime: always registered, so no GET /info (~15 ms,
 	 * on every one-shot run) to prove it. */
-	bool present = strcmp(runtime, "runc") == 0;
-	int lr = present ? 0 : dock_runtime_lookup(runtime, &present, &names, NULL, &e);
+	dock_runtime rt = { .present = strcmp(runtime, "runc") == 0 };
+	int lr = rt.present ? 0 : dock_runtime_lookup(runtime, &rt, &e);
 	if (lr < 0)
 		snprintf(info->reason, sizeof info->reason, "%s", e->message);
-	else if (!present)
+	else if (!rt.present)
 		snprintf(info->reason, sizeof info->reason,
 			 "the OCI runtime \"%s\" is not registered in dockerd at %s (it has: %s): "
 			 "add it "
 			 "to \"runtimes\" in /etc/docker/daemon.json and reload dockerd, or run "
 			 "scripts/setup-host",
-			 runtime, eng.socket, names.data ? names.data : "none");
+			 runtime, eng.socket, rt.names.data ? rt.names.data : "none");
 	else
 		info->available = true;
-	sb_free(&names);
+	dock_runtime_free(&rt);
 	dock_engine_free(&eng);
 	return 0;
 }

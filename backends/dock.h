@@ -35,13 +35,18 @@ int dock_engine_get(dock_engine *out, brig_error **err);
 /* Fill e->version (GET /version, once per process; "unknown" if it fails). */
 void dock_engine_version(dock_engine *e);
 
-/* GET /info .Runtimes: is `runtime` registered?  Fills *present; the registered names are
- * appended to `names` ("runc, runsc, ...") when it is not NULL. */
-/* GET /info: is `runtime` registered (and the others' names into `names`, if not NULL)?  Into
- * `identity` (if not NULL, when present): the engine's ID and the runtime's entry as JSON
- * (path, runtimeArgs), what a cached probe of it is keyed on. */
-int dock_runtime_lookup(const char *runtime, bool *present, strbuf *names, strbuf *identity,
-			brig_error **err);
+/* What GET /info says of one OCI runtime. */
+typedef struct dock_runtime {
+	bool present;    /* registered with the engine */
+	strbuf names;    /* every registered runtime: "runc, runsc, ..." */
+	strbuf identity; /* when present: the engine's ID and the runtime's entry as JSON (path,
+			  * runtimeArgs), what a cached probe of it is keyed on */
+	char *path;      /* when present: the binary its entry names, NULL if none */
+} dock_runtime;
+
+/* GET /info .Runtimes: fills *rt (free it with dock_runtime_free, whatever the result). */
+int dock_runtime_lookup(const char *runtime, dock_runtime *rt, brig_error **err);
+void dock_runtime_free(dock_runtime *rt);
 
 /* The engine part of every probe: reachable, API negotiated, version written into info.
  * 0, or -1 with info->reason set (the engine is not usable). */

@@ -358,21 +358,16 @@ static int gv_probe(brig_probe_info *info, brig_error **err)
 	dock_engine eng = { .socket = NULL };
 	if (dock_probe_engine(info, &eng) < 0)
 		return 0;
-	bool present = false;
-	strbuf names, identity;
-	sb_init(&names);
-	sb_init(&identity);
-	sb_printf(&identity, "engine-version %s\n", info->version);
-	int r = dock_runtime_lookup(rt, &present, &names, &identity, &e);
-	if (r == 0 && !present)
+	dock_runtime reg;
+	int r = dock_runtime_lookup(rt, &reg, &e);
+	if (r == 0 && !reg.present)
 		r = plugin_fail(
 			&e, BRIG_E_UNAVAILABLE, 0,
 			"runtime %s is not registered with dockerd at %s (it has: %s): " SETUP_HINT,
-			rt, eng.socket, names.data ? names.data : "none");
+			rt, eng.socket, reg.names.data ? reg.names.data : "none");
 	/* the registration is read every time; only the smoke test's verdict may be cached */
 	cleanup_free char *key =
-		r == 0 ? gv_cache_key(eng.socket, identity.data ? identity.data : "", probe_image())
-		       : NULL;
+		r == 0 ? gv_cache_key(eng.socket, info->version, &reg, probe_image()) : NULL;
 	char cached[sizeof info->version];
 	if (r == 0 && gv_cache_load(key, cached, sizeof cached)) {
 		snprintf(info->version, sizeof info->version, "%s", cached);
@@ -386,8 +381,7 @@ static int gv_probe(brig_probe_info *info, brig_error **err)
 	if (r < 0)
 		snprintf(info->reason, sizeof info->reason, "%s", e->message);
 	info->available = r == 0;
-	sb_free(&names);
-	sb_free(&identity);
+	dock_runtime_free(&reg);
 	dock_engine_free(&eng);
 	return 0;
 }

@@ -18,7 +18,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <json-c/json.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -88,33 +87,26 @@ static char *cache_dir(void)
 	return dir;
 }
 
-char *gv_cache_key(const char *socket, const char *identity, const char *image)
+char *gv_cache_key(const char *socket, const char *engine_version, const dock_runtime *rt,
+		   const char *image)
 {
 	/* the runtime binary as dockerd will start it: the "path" of its registration */
-	json_object *entry = NULL, *path = NULL;
-	const char *rt = strstr(identity, "\nruntime ");
-	const char *js = rt ? strchr(rt, '{') : NULL;
-	if (js)
-		entry = json_tokener_parse(js);
-	if (!json_object_object_get_ex(entry, "path", &path) ||
-	    !json_object_is_type(path, json_type_string)) {
-		json_object_put(entry);
+	if (!rt->path)
 		return NULL; /* a runtime without a path of its own: nothing to key it on */
-	}
 	struct stat st;
 	struct utsname u;
 	char *key = NULL;
-	const char *bin = json_object_get_string(path);
+	const char *bin = rt->path;
 	if (stat(bin, &st) == 0 && uname(&u) == 0)
-		key = xasprintf("brig %s\nuid %u\nsocket %s\n%sbinary %s "
+		key = xasprintf("brig %s\nuid %u\nsocket %s\nengine-version %s\n%sbinary %s "
 				"%llu:%llu:%lld:%lld.%09ld:%lld.%09ld\n"
 				"kernel %s\nimage %s\n",
-				PACKAGE_VERSION, (unsigned)geteuid(), socket, identity, bin,
+				PACKAGE_VERSION, (unsigned)geteuid(), socket, engine_version,
+				rt->identity.data ? rt->identity.data : "", bin,
 				(unsigned long long)st.st_dev, (unsigned long long)st.st_ino,
 				(long long)st.st_size, (long long)st.st_mtim.tv_sec,
 				st.st_mtim.tv_nsec, (long long)st.st_ctim.tv_sec,
 				st.st_ctim.tv_nsec, u.release, image);
-	json_object_put(entry);
 	return key;
 }
 
