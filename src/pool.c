@@ -43,13 +43,6 @@ struct pool_entry {
 };
 
 enum pool_state { POOL_STARTING, POOL_ON, POOL_DISABLED };
-enum worker_state { WORKER_FREE, WORKER_LIVE, WORKER_DONE };
-
-struct pool_worker {
-	brig_pool *pool;
-	pthread_t thread;
-	enum worker_state state; /* DONE: exited (or exiting), to be joined */
-};
 
 struct brig_pool {
 	brig_ctx *ctx;
@@ -73,7 +66,7 @@ struct brig_pool {
 	int running;
 	bool stopping;
 	long taken, started, drained;
-	struct pool_worker workers[POOL_WORKERS];
+	worker_slot workers[POOL_WORKERS];
 	int n_live;    /* LIVE workers */
 	int n_waiting; /* of them, waiting for work */
 };
@@ -127,28 +120,13 @@ static void *worker_main(void *arg);
 /* Start a worker in a free slot (joining one that exited); false when none could start. */
 static bool spawn_worker(brig_pool *p)
 {
-	for (int i = 0; i < POOL_WORKERS; i++) {
-		struct pool_worker *w = &p->workers[i];
-		if (w->state == WORKER_LIVE)
-			continue;
-		if (w->state == WORKER_DONE) /* past its last use of the lock: no deadlock */
-			pthread_join(w->thread, NULL);
-		w->state = WORKER_FREE;
-		w->pool = p;
-		pthread_attr_t attr;
-		pthread_attr_init(&attr);
-		pthread_attr_setstacksize(&attr, WORKER_STACK);
-		int e = pthread_create(&w->thread, &attr, worker_main, w);
-		pthread_attr_destroy(&attr);
-		if (e) {
-			core_debug("pool: cannot start a worker thread: %s", strerror(e));
-			return false;
-		}
-		w->state = WORKER_LIVE;
-		p->n_live++;
-		return true;
+	int e = worker_spawn(p->workers, POOL_WORKERS, WORKER_STACK, worker_main, p);
+	if (e) {
+		core_debug("pool: cannot start a worker thread: %s", strerror(e));
+		return false;
 	}
-	return false;
+	p->n_live++;
+	return true;
 }
 
 /* There is work (a removal, a refill, a changed budget): wake the waiting workers, or start
@@ -305,8 +283,8 @@ static void remove_one(brig_pool *p)
 
 static void *worker_main(void *arg)
 {
-	struct pool_worker *w = arg;
-	brig_pool *p = w->pool;
+	worker_slot *w = arg;
+	brig_pool *p = w->owner;
 	int64_t idle_since = 0;
 	pthread_mutex_lock(&p->lock);
 	if (!p->stopping)

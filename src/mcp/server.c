@@ -69,17 +69,10 @@ typedef struct mcp_call {
 	int64_t started_ms;
 } mcp_call;
 
-typedef struct call_worker {
-	struct call_pool *pool;
-	pthread_t thread;
-	bool used;   /* thread created and not yet joined */
-	bool exited; /* past its last use of the pool: join it before reusing the slot */
-} call_worker;
-
 typedef struct call_pool {
 	const char *name;
 	struct mcp_server *srv;
-	call_worker *workers; /* started on demand, up to n_threads; they exit when idle */
+	worker_slot *workers; /* started on demand, up to n_threads; they exit when idle */
 	int n_threads;
 	int n_live;    /* workers not exited */
 	int n_waiting; /* of them, waiting for a call */
@@ -310,8 +303,8 @@ static json_object *do_run(mcp_server *srv, mcp_call *c)
 
 static void *pool_main(void *arg)
 {
-	call_worker *w = arg;
-	call_pool *pool = w->pool;
+	worker_slot *w = arg;
+	call_pool *pool = w->owner;
 	mcp_server *srv = pool->srv;
 	int64_t idle_since = 0;
 	pthread_mutex_lock(&srv->lock);
@@ -369,7 +362,7 @@ static void *pool_main(void *arg)
 		pthread_mutex_lock(&srv->lock);
 	}
 	pool->n_live--;
-	w->exited = true;
+	w->state = WORKER_DONE;
 	pthread_mutex_unlock(&srv->lock);
 	return NULL;
 }
@@ -391,22 +384,9 @@ static int pool_reserve(call_pool *pool)
 {
 	if (pool->queued + 1 <= pool->n_waiting || pool->n_live >= pool->n_threads)
 		return 0;
-	int e = EAGAIN;
-	for (int i = 0; i < pool->n_threads; i++) {
-		call_worker *w = &pool->workers[i];
-		if (w->used && !w->exited)
-			continue;
-		if (w->used) /* it exited: it no longer needs the lock */
-			pthread_join(w->thread, NULL);
-		w->used = w->exited = false;
-		w->pool = pool;
-		e = pthread_create(&w->thread, NULL, pool_main, w);
-		if (e == 0) {
-			w->used = true;
-			pool->n_live++;
-		}
-		break;
-	}
+	int e = worker_spawn(pool->workers, pool->n_threads, 0, pool_main, pool);
+	if (e == 0)
+		pool->n_live++;
 	return pool->n_live > 0 ? 0 : e;
 }
 
@@ -414,7 +394,7 @@ static int pool_reserve(call_pool *pool)
 static void pool_join(call_pool *pool)
 {
 	for (int i = 0; i < pool->n_threads; i++)
-		if (pool->workers[i].used)
+		if (pool->workers[i].state != WORKER_FREE)
 			pthread_join(pool->workers[i].thread, NULL);
 	free(pool->workers);
 	pool->workers = NULL;
