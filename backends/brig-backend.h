@@ -1,4 +1,4 @@
-/* brig-backend.h - the backend plugin ABI.
+/* brig-backend.h - the backend plugin ABI (brig-backend(7)).
  *
  * A backend is a shared object in $(pkglibdir)/backends (or $BRIG_BACKEND_DIR) that exports ONE
  * symbol, BRIG_BACKEND_ENTRY_SYMBOL, of type brig_backend_entry_fn.  The host calls it with its
@@ -6,13 +6,21 @@
  * brig_backend table (or NULL to decline).
  *
  * Versioning (the lesson of crun's custom handlers, done as its seccomp-notify plugins do):
- *   - abi_major changes only when an existing field changes meaning: the host refuses a mismatch;
- *   - new hooks and fields are only ever APPENDED, abi_minor is bumped, and the host checks
- *     struct_size before it touches any field beyond BRIG_BACKEND_MIN_SIZE;
- *   - a NULL hook means "not supported".
- * Every hook reports failure as a negative brig_status plus an error made with host->error_new;
- * a backend never prints and never exits.  It receives an immutable, validated brig_spec and
- * must not assume fields past spec->struct_size exist.
+ *   - abi_major changes only when an existing field or hook changes meaning: the host refuses a
+ *     mismatch;
+ *   - new hooks and fields are only ever APPENDED and abi_minor is bumped;
+ *   - every struct that crosses the ABI carries struct_size (first, or right after the two ABI
+ *     numbers in the two tables, which keep the layout of every major so that any host can read
+ *     a plugin's major), and its reader touches only the fields that size covers
+ *     (BRIG_HAS_FIELD): the host checks a table's struct_size before it touches any hook
+ *     beyond BRIG_BACKEND_MIN_SIZE, a plugin checks the spec's, the run control's and the
+ *     outcome's;
+ *   - a NULL hook means "not supported"; `features` says which parts of a spec the backend
+ *     honours, and the host refuses to hand it a spec that needs more.
+ *
+ * The contract of every hook: it returns 0, or a negative brig_status with an error made with
+ * host->error_new.  A backend never prints and never exits, and it never decides policy: it
+ * receives an immutable, validated, final brig_spec (brig-spec.h) and renders and executes it.
  */
 #ifndef BRIG_BACKEND_H
 #define BRIG_BACKEND_H
@@ -22,11 +30,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "brig-spec.h"
 #include "brig.h"
-#include "spec.h"
 
-#define BRIG_BACKEND_ABI_MAJOR    1
-#define BRIG_BACKEND_ABI_MINOR    1 /* 1: prepare, run_prepared, discard */
+#define BRIG_BACKEND_ABI_MAJOR    2
+#define BRIG_BACKEND_ABI_MINOR    0
 #define BRIG_BACKEND_ENTRY_SYMBOL "brig_backend_entry"
 
 enum brig_log_level {
@@ -43,27 +51,63 @@ typedef struct brig_host_services {
 	/* Allocate an error; `errnum` may be 0.  Never returns NULL. */
 	brig_error *(*error_new)(int status, int errnum, const char *fmt, ...)
 		__attribute__((format(printf, 3, 4)));
-	/* Diagnostics; routed by the front end (stderr for the CLI and MCP server). */
+	/* Diagnostics; routed by the front end (stderr with BRIG_DEBUG). */
 	void (*log)(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 } brig_host_services;
 
+/* What the host asks probe() about. */
+typedef struct brig_probe_request {
+	size_t struct_size;
+	const char *runtime; /* the OCI runtime to look for, e.g. "runc", "runsc-seccomp" */
+} brig_probe_request;
+
 /* What probe() found. */
 typedef struct brig_probe_info {
+	size_t struct_size;
 	bool available;
+	/* !available: the reason is transient (the engine is not reachable, or restarting), so
+	 * asking again later may succeed without anyone changing the set-up */
+	bool transient;
 	char reason[512];  /* why not, and how to fix it, when !available */
 	char version[128]; /* engine version, e.g. "20.10.24+dfsg1 (API 1.41)" */
 	char runtime[64];  /* the OCI runtime this backend runs containers with */
+	/* What the runtime is (the engine's ID, the runtime's registration, its binary): the
+	 * host keys a cached verification of it on this, "" if it cannot be keyed */
+	char identity[512];
 } brig_probe_info;
 
-/* Per-run control handed to run(). */
+/* Per-run control handed to run() and run_prepared(). */
 typedef struct brig_run_control {
 	size_t struct_size;
-	int cancel_fd; /* -1, or readable when the run must be cancelled: kill, verdict cancelled */
+	int cancel_fd; /* -1, or readable when the run must be cancelled: kill, cancelled */
 } brig_run_control;
 
-/* Feature bits. */
-#define BRIG_FEATURE_SECCOMP_PROFILE (1u << 0) /* honours spec->seccomp_profile */
+/* How a run ended, as the backend observed it: the host alone derives the verdict and writes
+ * the result (identity fields, sandbox_error text).  The buffers and strings are malloc'ed by
+ * the plugin and freed by the host (one process, one malloc). */
+typedef struct brig_outcome {
+	size_t struct_size;
+	int exit_code;     /* the box's exit status (137 when killed); -1 unknown */
+	bool timed_out;    /* the backend killed it at the deadline */
+	bool truncated;    /* the backend killed it for exceeding max_output_bytes */
+	bool cancelled;    /* the backend killed it because cancel_fd became readable */
+	bool oom_killed;   /* the engine reported an OOM kill */
+	char *stdout_data; /* what was captured, also when the sandbox failed midway */
+	size_t stdout_len;
+	char *stderr_data;
+	size_t stderr_len;
+	/* The machinery failed after the box was attempted (engine error, broken stream): why.
+	 * NULL when the box ran to its end. */
+	char *sandbox_error;
+	bool transient; /* sandbox_error may go away by itself (engine unreachable) */
+} brig_outcome;
+
+/* Feature bits: what of a spec the backend honours.  The host computes what a spec needs and
+ * refuses a backend lacking any of it (never runs a box with less than it describes). */
+#define BRIG_FEATURE_SECCOMP_PROFILE (1u << 0) /* spec->seccomp_profile */
 #define BRIG_FEATURE_CANCEL          (1u << 1) /* run() watches cancel_fd */
+#define BRIG_FEATURE_MOUNTS          (1u << 2) /* spec->mounts (bind and volume) */
+#define BRIG_FEATURE_NETWORKS        (1u << 3) /* spec->network other than none and bridge */
 
 typedef struct brig_backend {
 	uint32_t abi_major;
@@ -71,40 +115,44 @@ typedef struct brig_backend {
 	size_t struct_size; /* sizeof(brig_backend) as the plugin was compiled */
 	const char *name;   /* "docker-cli", "docker-api", "gvisor" */
 	const char *description;
-	int isolation;  /* brig_isolation it provides */
-	int speed_rank; /* lower is faster; auto picks the lowest at the strongest isolation */
-	uint32_t features;
+	int isolation;               /* brig_isolation it provides */
+	int speed_rank;              /* lower is faster; auto picks the lowest at the strongest */
+	uint32_t features;           /* BRIG_FEATURE_* */
+	const char *default_runtime; /* the runtime it runs containers with, e.g. "runc" */
 
-	/* Is this runtime usable here?  Fills *info (available or the reason).  Returns < 0 only
-	 * when probing itself failed unexpectedly. */
-	int (*probe)(brig_probe_info *info, brig_error **err);
+	/* Is this runtime usable here?  Fills *info (available, or the reason).  Returns < 0 only
+	 * when probing itself failed unexpectedly; "not available" is an answer, not a failure. */
+	int (*probe)(const brig_probe_request *req, brig_probe_info *info, brig_error **err);
 	/* Render the spec for humans, copy-pasteable where possible (malloc'ed into *out). */
 	int (*explain)(const brig_spec *spec, char **out, brig_error **err);
-	/* Execute the spec: fill res (exit_code, verdict, output, flags; the host fills the rest).
-	 * The container is gone when run() returns, whatever happened. */
-	int (*run)(const brig_spec *spec, const brig_run_control *ctl, brig_result *res,
+	/* Execute the spec and fill *out.  Returns < 0 ONLY when nothing was attempted (no
+	 * container may exist); once a container was attempted it returns 0 and reports any
+	 * failure of the machinery in out->sandbox_error, with the output captured so far.  The
+	 * container is gone when run() returns, whatever happened. */
+	int (*run)(const brig_spec *spec, const brig_run_control *ctl, brig_outcome *out,
 		   brig_error **err);
 	/* Remove the named container if it exists; idempotent. */
 	int (*remove)(const char *container_name, brig_error **err);
-	/* 1 if the image is present in the engine, 0 if not. */
-	int (*image_exists)(const char *image, brig_error **err);
-	/* Names of containers carrying `label` (key=value), NULL-terminated, malloc'ed array of
-	 * malloc'ed strings; for `brig gc`. */
+	/* Look an image up: 1 present (its ID, "sha256:<64 hex>", copied into id), 0 absent. */
+	int (*image_id)(const char *image, char *id, size_t id_len, brig_error **err);
+	/* Containers carrying `label` (key=value): names and their brig.owner labels ("" if
+	 * none), two NULL-terminated malloc'ed arrays of malloc'ed strings, for `brig gc`. */
 	int (*list_labelled)(const char *label, char ***names, char ***owner_labels,
 			     brig_error **err);
 
-	/* ---- ABI 1.1: prepared containers, for the host's warm pool ---- */
+	/* ---- prepared containers, for the host's warm pool ---- */
 	/* Create, attach and START a container with exactly `spec` (its stdin_data and timeout_ms
 	 * are ignored), its program blocked reading the code from stdin.  *handle belongs to the
 	 * plugin; the host ends every handle with exactly one discard(). */
 	int (*prepare)(const brig_spec *spec, void **handle, brig_error **err);
-	/* Hand spec->stdin_data to a prepared container and collect the result exactly as run()
-	 * does; the wall-time limit (spec->timeout_ms) starts now.  At most once per handle.
-	 * Returns BRIG_E_UNAVAILABLE, having sent nothing, when the container is no longer
-	 * waiting for its code (it exited, the engine restarted): the host may then run the
-	 * request elsewhere.  The container is left for discard() to remove. */
+	/* Hand spec->stdin_data to a prepared container (spec is the one it was prepared with,
+	 * with this run's stdin and timeout) and collect the outcome exactly as run() does; the
+	 * wall-time limit starts now.  At most once per handle.  Returns BRIG_E_UNAVAILABLE,
+	 * having sent nothing, when the container is no longer waiting for its code (it exited,
+	 * the engine restarted): the host may then run the request elsewhere.  The container is
+	 * left for discard() to remove. */
 	int (*run_prepared)(void *handle, const brig_spec *spec, const brig_run_control *ctl,
-			    brig_result *res, brig_error **err);
+			    brig_outcome *out, brig_error **err);
 	/* Remove the container of a handle (used or not) and free the handle.  A failed removal
 	 * is logged; the brig label lets `brig gc` find the container later. */
 	void (*discard)(void *handle);

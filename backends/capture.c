@@ -27,38 +27,28 @@ bool capture_add(capture *c, int stream, const void *data, size_t n)
 	return c->truncated;
 }
 
-void capture_to_result(capture *c, brig_result *res)
-{
-	res->stdout_len = c->out.len;
-	res->stdout_data = sb_steal(&c->out);
-	res->stderr_len = c->err.len;
-	res->stderr_data = sb_steal(&c->err);
-}
-
 void capture_free(capture *c)
 {
 	sb_free(&c->out);
 	sb_free(&c->err);
 }
 
-void outcome_to_result(const run_outcome *o, brig_result *res)
+void capture_to_outcome(capture *c, const run_outcome *o, const char *sandbox_error, bool transient,
+			brig_outcome *out)
 {
-	res->exit_code = o->exit_code;
-	res->timed_out = o->timed_out;
-	res->output_truncated = o->truncated;
-	res->oom_killed = o->oom_killed;
-	if (o->cancelled)
-		res->verdict = BRIG_VERDICT_CANCELLED;
-	else if (o->timed_out)
-		res->verdict = BRIG_VERDICT_TIMEOUT;
-	else if (o->truncated)
-		res->verdict = BRIG_VERDICT_OUTPUT_LIMIT;
-	else if (o->oom_killed && o->exit_code != 0)
-		res->verdict =
-			BRIG_VERDICT_OOM; /* a child killed while the program went on to succeed
-					   * is not the run's fate: success, oom_killed set */
-	else if (o->exit_code == 0)
-		res->verdict = BRIG_VERDICT_SUCCESS;
-	else
-		res->verdict = BRIG_VERDICT_ERROR;
+	if (!out || !BRIG_HAS_FIELD(out, brig_outcome, transient))
+		return; /* a host older than every field used here: it cannot read an outcome */
+	out->exit_code = o->exit_code;
+	out->timed_out = o->timed_out;
+	out->truncated = o->truncated;
+	out->cancelled = o->cancelled;
+	out->oom_killed = o->oom_killed;
+	out->stdout_len = c->out.len;
+	out->stdout_data = sb_steal(&c->out);
+	out->stderr_len = c->err.len;
+	out->stderr_data = sb_steal(&c->err);
+	if (sandbox_error) {
+		out->sandbox_error = xstrdup(sandbox_error);
+		out->transient = transient;
+	}
 }

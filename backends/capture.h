@@ -1,6 +1,6 @@
 /* capture.h - stdout/stderr collection shared by every backend: the output cap is enforced
- * while reading (max_output_bytes, stdout + stderr combined), never after buffering all of it,
- * and the verdict is derived in one place so every backend reports the same way.
+ * while reading (max_output_bytes, stdout + stderr combined), never after buffering all of it.
+ * The verdict is not a backend's business: the host derives it from the outcome.
  */
 #ifndef BRIG_CAPTURE_H
 #define BRIG_CAPTURE_H
@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "brig-backend.h"
 #include "brig.h"
 #include "util.h"
 
@@ -23,8 +24,6 @@ void capture_init(capture *c, size_t limit);
 /* Keep what fits under the cap from `n` bytes of stream 1 (stdout) or 2 (stderr).  Returns
  * true once the cap has been exceeded: the caller must stop the container. */
 bool capture_add(capture *c, int stream, const void *data, size_t n);
-/* Move the buffers into res->stdout_data/stderr_data (always NUL-terminated). */
-void capture_to_result(capture *c, brig_result *res);
 void capture_free(capture *c);
 
 /* How a run ended, as the backend observed it. */
@@ -36,9 +35,9 @@ typedef struct run_outcome {
 	bool cancelled;  /* brig killed it because the caller cancelled */
 } run_outcome;
 
-/* Fill res->exit_code, flags and verdict.  Precedence: cancelled, timeout, output limit, OOM
- * (when the program failed), exit status: what brig did to the box explains the exit code
- * better than the code itself. */
-void outcome_to_result(const run_outcome *o, brig_result *res);
+/* Hand the buffers, the observations and (when not NULL) the sandbox's failure to the host's
+ * outcome struct, as far as its struct_size reaches. */
+void capture_to_outcome(capture *c, const run_outcome *o, const char *sandbox_error, bool transient,
+			brig_outcome *out);
 
 #endif

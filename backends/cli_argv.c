@@ -6,7 +6,6 @@
 #include <string.h>
 
 #include "cli_argv.h"
-#include "spec-access.h"
 #include "util.h"
 
 typedef struct argv_builder {
@@ -51,6 +50,15 @@ static char *cpus_arg(int64_t nano)
 	return s;
 }
 
+/* --mount's CSV: the host refuses sources and targets with ',' or '"' (policy/spec.c). */
+static char *mount_arg(const brig_mount *m)
+{
+	bool volume = m->type == BRIG_MOUNT_VOLUME;
+	return xasprintf("type=%s,source=%s,target=%s%s%s", volume ? "volume" : "bind", m->source,
+			 m->target, m->read_only ? ",readonly" : "",
+			 volume && m->no_copy ? ",volume-nocopy" : "");
+}
+
 char **cli_render_argv(const brig_spec *spec, const char *docker, const char *seccomp_file)
 {
 	argv_builder b = { 0 };
@@ -70,12 +78,14 @@ char **cli_render_argv(const brig_spec *spec, const char *docker, const char *se
 		add(&b, xstrdup("--read-only"));
 	add2(&b, "--tmpfs", xasprintf("%s:%s", spec->tmpfs_path, spec->tmpfs_options));
 	add2(&b, "--shm-size", mem_arg(spec->shm_bytes));
+	for (brig_mount **m = spec->mounts; m && *m; m++)
+		add2(&b, "--mount", mount_arg(*m));
 	add2(&b, "--memory", mem_arg(spec->memory_bytes));
 	add2(&b, "--memory-swap", mem_arg(spec->memory_swap_bytes));
 	add2(&b, "--cpus", cpus_arg(spec->nano_cpus));
 	add2(&b, "--pids-limit", xasprintf("%" PRId64, spec->pids_limit));
 	add2(&b, "--ulimit", xasprintf("nofile=%" PRId64 ":%" PRId64, spec->nofile, spec->nofile));
-	if (SPEC_HAS(spec, nproc) && spec->nproc > 0)
+	if (spec->nproc > 0)
 		add2(&b, "--ulimit",
 		     xasprintf("nproc=%" PRId64 ":%" PRId64, spec->nproc, spec->nproc));
 	if (spec->cap_drop_all)
@@ -87,7 +97,7 @@ char **cli_render_argv(const brig_spec *spec, const char *docker, const char *se
 	add2(&b, "--user", xstrdup(spec->user));
 	add2(&b, "--workdir", xstrdup(spec->workdir));
 	add2(&b, "--hostname", xstrdup(spec->hostname));
-	if (SPEC_GET(spec, dns))
+	if (spec->dns)
 		add2(&b, "--dns", xstrdup(spec->dns));
 	for (char **e = spec->env; e && *e; e++)
 		add2(&b, "--env", xstrdup(*e));

@@ -2,7 +2,7 @@
 #ifndef BRIG_CLI_ARGV_H
 #define BRIG_CLI_ARGV_H
 
-#include "spec.h"
+#include "brig-spec.h"
 
 /* argv for `docker run`, NULL-terminated, malloc'ed strings; argv[0] = docker.
  * seccomp_file: path of the profile file written for the CLI, or NULL. */

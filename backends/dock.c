@@ -6,6 +6,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <curl/curl.h>
 
@@ -267,8 +268,10 @@ int dock_remove(const char *name, brig_error **err)
 			   resp.status, txt);
 }
 
-int dock_image_exists(const char *image, brig_error **err)
+int dock_image_id(const char *image, char *id, size_t id_len, brig_error **err)
 {
+	if (id_len)
+		id[0] = '\0';
 	if (!valid_image(image))
 		return plugin_fail(err, BRIG_E_USAGE, 0, "not an image reference: \"%s\"",
 				   image ? image : "");
@@ -277,11 +280,21 @@ int dock_image_exists(const char *image, brig_error **err)
 	int r = engine_request("GET", QUERY_MS, NULL, &resp, err, "/images/%s/json", image);
 	if (r < 0)
 		return r;
-	if (resp.status == 200 || resp.status == 404)
-		return resp.status == 200;
+	if (resp.status == 404)
+		return 0;
+	json_object *o = resp.status == 200
+				 ? json_tokener_parse(resp.body.data ? resp.body.data : "")
+				 : NULL;
+	const char *v = json_str(o, "Id");
+	if (resp.status == 200 && v && strncmp(v, "sha256:", 7) == 0) {
+		snprintf(id, id_len, "%s", v);
+		json_object_put(o);
+		return 1;
+	}
+	json_object_put(o);
 	cleanup_free char *txt = dock_error_text(&resp);
 	return plugin_fail(err, BRIG_E_SANDBOX, 0, "looking up image %s: HTTP %ld: %s", image,
-			   resp.status, txt);
+			   resp.status, resp.status == 200 ? "no image ID in the answer" : txt);
 }
 
 /* RFC 3986 percent-encoding of everything but the unreserved characters. */
@@ -437,6 +450,7 @@ int dock_probe_engine(brig_probe_info *info, dock_engine *eng)
 	cleanup_error brig_error *e = NULL;
 	if (dock_engine_get(eng, &e) < 0) {
 		snprintf(info->reason, sizeof info->reason, "%s", e->message);
+		info->transient = e->transient;
 		return -1;
 	}
 	dock_engine_version(eng);
@@ -444,30 +458,57 @@ int dock_probe_engine(brig_probe_info *info, dock_engine *eng)
 	return 0;
 }
 
-int dock_probe(const char *runtime, brig_probe_info *info, brig_error **err)
+/* What the runtime is, for the host's cached verification: the engine (socket, version, ID),
+ * the runtime's registration and the binary it names (device, inode, size, mtime, ctime:
+ * userspace cannot set a ctime back).  "" when the registration names no binary of its own. */
+static void runtime_identity(const dock_engine *eng, const dock_runtime *rt, brig_probe_info *info)
+{
+	struct stat st;
+	info->identity[0] = '\0';
+	if (!rt->path || stat(rt->path, &st) < 0)
+		return;
+	snprintf(info->identity, sizeof info->identity,
+		 "socket %s\nengine-version %s\n%sbinary %s %llu:%llu:%lld:%lld.%09ld:%lld.%09ld",
+		 eng->socket, eng->version, rt->identity.data ? rt->identity.data : "", rt->path,
+		 (unsigned long long)st.st_dev, (unsigned long long)st.st_ino,
+		 (long long)st.st_size, (long long)st.st_mtim.tv_sec, st.st_mtim.tv_nsec,
+		 (long long)st.st_ctim.tv_sec, st.st_ctim.tv_nsec);
+}
+
+int dock_probe(const brig_probe_request *req, brig_probe_info *info, brig_error **err)
 {
 	(void)err; /* every failure here is an answer: "not available, because ..." */
-	memset(info, 0, sizeof *info);
+	size_t size = info->struct_size;
+	memset(info, 0, size);
+	info->struct_size = size;
+	const char *runtime = req && req->runtime ? req->runtime : "runc";
+	if (!dock_valid_name(runtime)) {
+		snprintf(info->reason, sizeof info->reason, "\"%.64s\" is not a runtime name",
+			 runtime);
+		return 0;
+	}
 	snprintf(info->runtime, sizeof info->runtime, "%s", runtime);
 	cleanup_error brig_error *e = NULL;
 	dock_engine eng = { .socket = NULL };
 	if (dock_probe_engine(info, &eng) < 0)
 		return 0;
 	/* runc is the engine's own default runtime: always registered, so no GET /info (~15 ms,
-	 * on every one-shot run) to prove it. */
+	 * on every one-shot run) to prove it; the host verifies no runc box anyway. */
 	dock_runtime rt = { .present = strcmp(runtime, "runc") == 0 };
 	int lr = rt.present ? 0 : dock_runtime_lookup(runtime, &rt, &e);
-	if (lr < 0)
+	if (lr < 0) {
 		snprintf(info->reason, sizeof info->reason, "%s", e->message);
-	else if (!rt.present)
+		info->transient = e->transient;
+	} else if (!rt.present) {
 		snprintf(info->reason, sizeof info->reason,
 			 "the OCI runtime \"%s\" is not registered in dockerd at %s (it has: %s): "
-			 "add it "
-			 "to \"runtimes\" in /etc/docker/daemon.json and reload dockerd, or run "
-			 "scripts/setup-host",
+			 "add it to \"runtimes\" in /etc/docker/daemon.json and reload dockerd, or "
+			 "run scripts/setup-host",
 			 runtime, eng.socket, rt.names.data ? rt.names.data : "none");
-	else
+	} else {
 		info->available = true;
+		runtime_identity(&eng, &rt, info);
+	}
 	dock_runtime_free(&rt);
 	dock_engine_free(&eng);
 	return 0;

@@ -16,6 +16,9 @@
 #define DOCK_API_CLIENT_MAX_MINOR 47 /* newest API version brig speaks: 1.47 */
 #define DOCK_API_MIN_MINOR        40 /* oldest engine API brig accepts: 1.40 */
 
+/* What the libdock plugins honour of a spec (brig-backend.h). */
+#define DOCK_FEATURES (BRIG_FEATURE_SECCOMP_PROFILE | BRIG_FEATURE_CANCEL | BRIG_FEATURE_MOUNTS)
+
 /* Once per plugin, from its entry point: remember the host, initialise libcurl. */
 void dock_init(const brig_host_services *host);
 /* The whole entry point of a libdock plugin: check the host's ABI, dock_init, hand out table. */
@@ -49,21 +52,21 @@ int dock_runtime_lookup(const char *runtime, dock_runtime *rt, brig_error **err)
 void dock_runtime_free(dock_runtime *rt);
 
 /* The engine part of every probe: reachable, API negotiated, version written into info.
- * 0, or -1 with info->reason set (the engine is not usable). */
+ * 0, or -1 with info->reason (and info->transient) set: the engine is not usable now. */
 int dock_probe_engine(brig_probe_info *info, dock_engine *eng);
 
 /* Hooks, parametrised by the OCI runtime a plugin stands for. */
-int dock_probe(const char *runtime, brig_probe_info *info, brig_error **err);
+int dock_probe(const brig_probe_request *req, brig_probe_info *info, brig_error **err);
 int dock_explain(const char *backend, const brig_spec *spec, char **out, brig_error **err);
-int dock_run(const brig_spec *spec, const brig_run_control *ctl, brig_result *res,
+int dock_run(const brig_spec *spec, const brig_run_control *ctl, brig_outcome *out,
 	     brig_error **err);
 int dock_remove(const char *name, brig_error **err);
-int dock_image_exists(const char *image, brig_error **err);
+int dock_image_id(const char *image, char *id, size_t id_len, brig_error **err);
 int dock_list_labelled(const char *label, char ***names, char ***owners, brig_error **err);
 /* Prepared containers for the host's warm pool (dock_pool.c). */
 int dock_prepare(const brig_spec *spec, void **handle, brig_error **err);
 int dock_run_prepared(void *handle, const brig_spec *spec, const brig_run_control *ctl,
-		      brig_result *res, brig_error **err);
+		      brig_outcome *out, brig_error **err);
 void dock_discard(void *handle);
 
 /* A Docker container name ([A-Za-z0-9][A-Za-z0-9_.-]*): safe in a URL path as it is. */

@@ -6,7 +6,6 @@
 #include <string.h>
 
 #include "dock.h"
-#include "spec-access.h"
 #include "dock_http.h"
 #include "plugin_host.h"
 
@@ -82,7 +81,7 @@ static void resource_limits(const brig_spec *s, json_object *hc)
 	add_int(ul, "Hard", s->nofile);
 	json_object *uls = json_object_new_array();
 	json_object_array_add(uls, ul);
-	if (SPEC_HAS(s, nproc) && s->nproc > 0) {
+	if (s->nproc > 0) {
 		ul = json_object_new_object();
 		add_str(ul, "Name", "nproc");
 		add_int(ul, "Soft", s->nproc);
@@ -92,11 +91,31 @@ static void resource_limits(const brig_spec *s, json_object *hc)
 	json_object_object_add(hc, "Ulimits", uls);
 }
 
+/* HostConfig.Mounts: binds read-only as asked, volumes without the engine's copy-up. */
+static json_object *mounts_array(const brig_spec *s)
+{
+	json_object *a = json_object_new_array();
+	for (brig_mount **m = s->mounts; m && *m; m++) {
+		json_object *o = json_object_new_object();
+		add_str(o, "Type", (*m)->type == BRIG_MOUNT_VOLUME ? "volume" : "bind");
+		add_str(o, "Source", (*m)->source);
+		add_str(o, "Target", (*m)->target);
+		add_bool(o, "ReadOnly", (*m)->read_only);
+		if ((*m)->type == BRIG_MOUNT_VOLUME) {
+			json_object *vo = json_object_new_object();
+			add_bool(vo, "NoCopy", (*m)->no_copy);
+			json_object_object_add(o, "VolumeOptions", vo);
+		}
+		json_object_array_add(a, o);
+	}
+	return a;
+}
+
 static json_object *host_config(const brig_spec *s, bool full_seccomp)
 {
 	json_object *hc = json_object_new_object();
 	add_str(hc, "NetworkMode", s->network);
-	if (SPEC_GET(s, dns)) {
+	if (s->dns) {
 		json_object *dns = json_object_new_array();
 		json_object_array_add(dns, json_object_new_string(s->dns));
 		json_object_object_add(hc, "Dns", dns);
@@ -108,6 +127,8 @@ static json_object *host_config(const brig_spec *s, bool full_seccomp)
 		add_str(t, s->tmpfs_path, s->tmpfs_options ? s->tmpfs_options : "");
 		json_object_object_add(hc, "Tmpfs", t);
 	}
+	if (s->mounts && s->mounts[0])
+		json_object_object_add(hc, "Mounts", mounts_array(s));
 	resource_limits(s, hc);
 	json_object *caps = json_object_new_array();
 	if (s->cap_drop_all)

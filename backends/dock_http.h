@@ -47,11 +47,21 @@ static inline void cleanup_responsep(dock_response *r)
 int dock_request(const char *sock, const char *method, const char *path, const char *json,
 		 long timeout_ms, dock_response *resp, brig_error **err);
 
+/* "cannot connect to dockerd at SOCK: why (hint)", transient unless access was denied. */
+int dock_connect_fail(const char *sock, int e, brig_error **err);
+
+/* If the header line `line` (n bytes) is `name`, copy its trimmed value into out: true. */
+bool dock_header_value(const char *line, size_t n, const char *name, char *out, size_t outsz);
+/* A printable, single-line, capped copy of engine text for a message (malloc'ed). */
+char *dock_sanitize(const char *s, size_t n);
+/* The engine's error text from an answer body: its JSON "message", else the trimmed body. */
+char *dock_error_text_of(const char *body, size_t len);
+
 /* The engine's error text from an answer: the JSON "message", else the trimmed body (capped).
  * Caller frees. */
 char *dock_error_text(const dock_response *resp);
 
-/* ---- the hijacked attach ---- */
+/* ---- dock_raw.c: the hijacked attach and the kill (plain AF_UNIX, not libcurl) ---- */
 
 /* Incremental parser of a response header block, exactly up to "\r\n\r\n". */
 typedef struct dock_head {

@@ -44,7 +44,7 @@ static bool still_waiting(const run_state *st)
 }
 
 int dock_run_prepared(void *handle, const brig_spec *spec, const brig_run_control *ctl,
-		      brig_result *res, brig_error **err)
+		      brig_outcome *out, brig_error **err)
 {
 	run_state *st = handle;
 	if (!st || st->spec || st->t[P_HANDOVER] || st->fd < 0)
@@ -67,10 +67,10 @@ int dock_run_prepared(void *handle, const brig_spec *spec, const brig_run_contro
 	st->deadline = st->t[P_HANDOVER] + spec->timeout_ms; /* the wall time starts now */
 	cleanup_error brig_error *e = NULL;
 	int r = dock_flow_collect(st, &e);
-	dock_flow_result(st, r, e, res);
+	dock_flow_outcome(st, r, e, out);
 	st->spec = NULL;
 	st->cancel_fd = -1;
-	return 0; /* as run(): a failed sandbox is a verdict */
+	return 0; /* as run(): a failed sandbox is reported in the outcome */
 }
 
 void dock_discard(void *handle)

@@ -69,6 +69,10 @@ static int check_spec(const brig_spec *s, brig_error **err)
 	if (!s || s->struct_size < sizeof *s)
 		return plugin_fail(err, BRIG_E_SANDBOX, 0,
 				   "the host passed a container spec older than this plugin");
+	for (brig_mount **m = s->mounts; m && *m; m++)
+		if ((*m)->struct_size < sizeof **m || !(*m)->source || !(*m)->target)
+			return plugin_fail(err, BRIG_E_SANDBOX, 0,
+					   "the host passed an incomplete mount");
 	if (!dock_valid_name(s->name) || !s->image || !s->argv || !s->argv[0] || !s->runtime ||
 	    s->timeout_ms <= 0 || (s->stdin_len && !s->stdin_data))
 		return plugin_fail(err, BRIG_E_SANDBOX, 0, "incomplete container spec");
@@ -545,35 +549,36 @@ void dock_log_phases(const run_state *st, const char *what)
 	sb_free(&sb);
 }
 
-void dock_flow_result(run_state *st, int r, const brig_error *e, brig_result *res)
+void dock_flow_outcome(run_state *st, int r, const brig_error *e, brig_outcome *out)
 {
-	capture_to_result(&st->cap, res);
-	outcome_to_result(&st->oc, res);
-	if (st->spec && st->spec->runtime) {
-		free(res->runtime);
-		res->runtime = xstrdup(st->spec->runtime); /* what actually ran it */
-	}
-	if (r < 0) {
-		res->verdict = BRIG_VERDICT_SANDBOX_ERROR;
-		free(res->error);
-		res->error = xstrdup(e ? e->message : "the sandbox failed");
-	}
+	capture_to_outcome(&st->cap, &st->oc,
+			   r < 0 ? (e && e->message ? e->message : "the sandbox failed") : NULL,
+			   r < 0 && e && e->transient, out);
 }
 
-int dock_run(const brig_spec *spec, const brig_run_control *ctl, brig_result *res, brig_error **err)
+int dock_run(const brig_spec *spec, const brig_run_control *ctl, brig_outcome *out,
+	     brig_error **err)
 {
-	(void)err; /* a failed sandbox is a verdict, not a hook failure */
 	run_state st;
 	dock_state_init(&st, spec, ctl);
 	cleanup_error brig_error *e = NULL;
 	int r = dock_flow_start(&st, &e);
+	if (r < 0 && !st.may_exist) {
+		/* nothing was attempted (a bad spec, no engine): the host reports it */
+		dock_state_free(&st);
+		if (err) {
+			plugin_error_free(*err);
+			*err = steal_pointer(&e);
+		}
+		return r;
+	}
 	if (r == 0)
 		r = dock_flow_collect(&st, &e);
 	dock_flow_delete(&st);
 	st.t[P_DELETE] = st.may_exist ? now_ms() : 0;
 	if (st.t[P_CREATE])
 		dock_log_phases(&st, "run");
-	dock_flow_result(&st, r, e, res);
+	dock_flow_outcome(&st, r, e, out);
 	dock_state_free(&st);
 	return 0;
 }

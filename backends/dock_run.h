@@ -60,8 +60,8 @@ int dock_flow_start(run_state *st, brig_error **err);
 int dock_flow_collect(run_state *st, brig_error **err);
 /* DELETE ?force=1&v=1 if the container may exist; a failure is logged */
 void dock_flow_delete(run_state *st);
-/* Output, outcome and, when r < 0, sandbox_error with e's message into res. */
-void dock_flow_result(run_state *st, int r, const brig_error *e, brig_result *res);
+/* Output, observations and, when r < 0, the sandbox's failure (e's message) into out. */
+void dock_flow_outcome(run_state *st, int r, const brig_error *e, brig_outcome *out);
 /* BRIG_DEBUG: "NAME <what> phases (ms): create 12 attach 1 ..." */
 void dock_log_phases(const run_state *st, const char *what);
 

@@ -1,15 +1,10 @@
 /* docker-api.c - the Docker Engine API backend: dockerd over its unix socket, no docker CLI
- * process.  All the work is in dock*.c, shared with the gvisor plugin; this file is
- * the plugin table and the runc flavour of probe. */
+ * process, runc.  All the work is in libdock (dock*.c), shared with the gvisor plugin; this file
+ * is the plugin table. */
 #include "config.h"
 
 #include "brig-backend.h"
 #include "dock.h"
-
-static int api_probe(brig_probe_info *info, brig_error **err)
-{
-	return dock_probe("runc", info, err);
-}
 
 static int api_explain(const brig_spec *spec, char **out, brig_error **err)
 {
@@ -24,12 +19,13 @@ static const brig_backend docker_api_backend = {
 	.description = "Docker Engine API over the unix socket, runc",
 	.isolation = BRIG_ISOLATION_CONTAINER,
 	.speed_rank = 10,
-	.features = BRIG_FEATURE_SECCOMP_PROFILE | BRIG_FEATURE_CANCEL,
-	.probe = api_probe,
+	.features = DOCK_FEATURES,
+	.default_runtime = "runc",
+	.probe = dock_probe,
 	.explain = api_explain,
 	.run = dock_run,
 	.remove = dock_remove,
-	.image_exists = dock_image_exists,
+	.image_id = dock_image_id,
 	.list_labelled = dock_list_labelled,
 	.prepare = dock_prepare,
 	.run_prepared = dock_run_prepared,

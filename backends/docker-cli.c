@@ -1,6 +1,6 @@
 /* docker-cli.c - the Docker CLI backend: the spec rendered as one `docker run` argv.
  *
- * Measured pitfalls it is built around (hostlab FINDINGS): killing the docker client leaves the
+ * Measured pitfalls it is built around: killing the docker client leaves the
  * container running, so every stop is `docker rm -f NAME`; the default log driver keeps writing a
  * flooding program's output to disk, so --log-driver none; exit 137 alone does not mean OOM.
  *
@@ -27,7 +27,7 @@
 #include "brig-backend.h"
 #include "capture.h"
 #include "cli_argv.h"
-#include "engine_ping.h"
+#include "dock.h"
 #include "plugin_host.h"
 #include "proc.h"
 
@@ -39,7 +39,7 @@ static char docker_path[4096]; /* resolved once; static storage: nothing to free
 
 static void find_docker(void)
 {
-	const char *env = getenv("BRIG_DOCKER");
+	const char *env = secure_getenv("BRIG_DOCKER");
 	cleanup_free char *found =
 		env && env[0] == '/' ? xstrdup(env) : proc_find_in_path("docker");
 	if (found && strlen(found) < sizeof docker_path)
@@ -60,23 +60,24 @@ static void trim(strbuf *sb)
 
 /* ---- probe ----------------------------------------------------------------------------- */
 
-static int cli_probe(brig_probe_info *info, brig_error **err)
+/* The docker CLI is there and its engine answers (libdock's GET /_ping: one transport for
+ * every plugin).  The CLI runs boxes with the engine's default runtime, runc. */
+static int cli_probe(const brig_probe_request *req, brig_probe_info *info, brig_error **err)
 {
-	snprintf(info->runtime, sizeof info->runtime, "runc");
+	(void)err;
+	size_t size = info->struct_size;
+	memset(info, 0, size);
+	info->struct_size = size;
+	snprintf(info->runtime, sizeof info->runtime, "%s",
+		 req && req->runtime ? req->runtime : "runc");
 	if (!docker()) {
 		snprintf(info->reason, sizeof info->reason,
 			 "docker CLI not found in PATH (install docker.io: scripts/setup-host)");
 		return 0;
 	}
-	const char *why = NULL;
-	const char *sock = engine_socket_path(&why);
-	if (!sock) {
-		snprintf(info->reason, sizeof info->reason, "%s", why);
-		return 0;
-	}
-	info->available = engine_ping(sock, 5000, info->version, sizeof info->version, info->reason,
-				      sizeof info->reason) == 0;
-	(void)err;
+	dock_engine eng = { .socket = NULL };
+	info->available = dock_probe_engine(info, &eng) == 0;
+	dock_engine_free(&eng);
 	return 0;
 }
 
@@ -326,7 +327,7 @@ static int settle(cli_run *cr, int client_status, time_t started, brig_error **e
 	return 0;
 }
 
-static int cli_run_spec(const brig_spec *spec, const brig_run_control *ctl, brig_result *res,
+static int cli_run_spec(const brig_spec *spec, const brig_run_control *ctl, brig_outcome *out,
 			brig_error **err)
 {
 	if (!docker())
@@ -336,16 +337,15 @@ static int cli_run_spec(const brig_spec *spec, const brig_run_control *ctl, brig
 		return BRIG_E_SYSTEM;
 	cleanup_strv char **argv = cli_render_argv(spec, docker(), profile);
 	cli_run cr = { .spec = spec, .rm = { .pid = -1 }, .oc = { .exit_code = -1 } };
-	capture_init(&cr.cap, spec->max_output_bytes);
 	int64_t deadline = now_ms() + spec->timeout_ms;
 	time_t started = time(NULL);
 	int r = proc_spawn(argv, PROC_STDIN_SOCKET, &cr.p);
-	if (r < 0) {
-		capture_free(&cr.cap);
+	if (r < 0) { /* no client, no container: nothing was attempted */
 		if (profile)
 			unlink(profile);
 		return plugin_fail(err, BRIG_E_SANDBOX, -r, "cannot start %s", docker());
 	}
+	capture_init(&cr.cap, spec->max_output_bytes);
 	set_nonblock(cr.p.out_fd, true);
 	set_nonblock(cr.p.err_fd, true);
 	io_loop(&cr, ctl && ctl->cancel_fd >= 0 ? ctl->cancel_fd : -1, deadline);
@@ -353,42 +353,46 @@ static int cli_run_spec(const brig_spec *spec, const brig_run_control *ctl, brig
 	int status = proc_wait(&cr.p, DRAIN_GRACE_MS);
 	if (profile)
 		unlink(profile);
-	r = settle(&cr, status, started, err);
+	cleanup_error brig_error *e = NULL;
+	settle(&cr, status, started, &e);
 	/* --rm removed the box when it exited normally, and a stop's `rm -f` when brig stopped it;
 	 * anything else (the client failed or died) gets an explicit removal. */
 	bool removed = cr.killed ? proc_wait(&cr.rm, CLI_TIMEOUT_MS) == 0
 				 : (status >= 0 && status < 125) || status == 137;
 	cleanup_error brig_error *rm_err = NULL;
-	int rr = removed ? 0 : cli_remove(spec->name, &rm_err);
-	if (r == 0 && rr < 0) {
-		*err = steal_pointer(&rm_err);
-		r = rr;
-	}
-	if (r == 0) {
-		capture_to_result(&cr.cap, res);
-		outcome_to_result(&cr.oc, res);
-	}
+	if (!removed && cli_remove(spec->name, &rm_err) < 0 && !e)
+		e = steal_pointer(&rm_err);
+	/* the output captured so far goes to the host with the failure, if any */
+	capture_to_outcome(&cr.cap, &cr.oc, e ? e->message : NULL, e && e->transient, out);
 	capture_free(&cr.cap);
-	return r;
+	return 0;
 }
 
 /* ---- images / gc ----------------------------------------------------------------------- */
 
-static int cli_image_exists(const char *image, brig_error **err)
+static int cli_image_id(const char *image, char *id, size_t id_len, brig_error **err)
 {
+	if (id_len)
+		id[0] = '\0';
 	if (!docker())
 		return plugin_fail(err, BRIG_E_UNAVAILABLE, 0, "docker CLI not found");
 	char *argv[] = { (char *)docker(), "image",       "inspect", "--format",
 			 "{{.Id}}",        (char *)image, NULL };
-	strbuf er;
+	strbuf out, er;
+	sb_init(&out);
 	sb_init(&er);
-	int st = proc_run_capture(argv, CLI_TIMEOUT_MS, NULL, &er);
-	int r = st == 0 ? 1 : 0;
-	if (st != 0 && !strstr(er.data ? er.data : "", "No such image")) {
+	int st = proc_run_capture(argv, CLI_TIMEOUT_MS, &out, &er);
+	trim(&out);
+	int r = 0;
+	if (st == 0 && out.data && strncmp(out.data, "sha256:", 7) == 0) {
+		snprintf(id, id_len, "%s", out.data);
+		r = 1;
+	} else if (st != 0 && !strstr(er.data ? er.data : "", "No such image")) {
 		trim(&er);
 		r = plugin_fail(err, BRIG_E_SANDBOX, 0, "docker image inspect %s: %s", image,
 				er.len ? er.data : "failed");
 	}
+	sb_free(&out);
 	sb_free(&er);
 	return r;
 }
@@ -446,12 +450,13 @@ static const brig_backend cli_backend = {
 	.description = "Docker CLI: one `docker run` process per run (runc)",
 	.isolation = BRIG_ISOLATION_CONTAINER,
 	.speed_rank = 20,
-	.features = BRIG_FEATURE_SECCOMP_PROFILE | BRIG_FEATURE_CANCEL,
+	.features = BRIG_FEATURE_SECCOMP_PROFILE | BRIG_FEATURE_CANCEL | BRIG_FEATURE_MOUNTS,
+	.default_runtime = "runc",
 	.probe = cli_probe,
 	.explain = cli_explain,
 	.run = cli_run_spec,
 	.remove = cli_remove,
-	.image_exists = cli_image_exists,
+	.image_id = cli_image_id,
 	.list_labelled = cli_list_labelled,
 };
 
@@ -461,9 +466,8 @@ brig_backend_entry(uint32_t host_abi_major, const brig_host_services *services);
 __attribute__((visibility("default"))) const brig_backend *
 brig_backend_entry(uint32_t host_abi_major, const brig_host_services *services)
 {
-	if (host_abi_major != BRIG_BACKEND_ABI_MAJOR || !services ||
-	    services->struct_size < sizeof(brig_host_services))
-		return NULL;
-	plugin_host_set(services);
-	return &cli_backend;
+	const brig_backend *be = dock_entry(host_abi_major, services, &cli_backend);
+	if (be) /* this plugin's own helpers (capture, proc) report through the host too */
+		plugin_host_set(services);
+	return be;
 }

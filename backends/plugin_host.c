@@ -31,6 +31,13 @@ int plugin_fail(brig_error **err, int status, int errnum, const char *fmt, ...)
 	return status;
 }
 
+int plugin_transient(brig_error **err, int status)
+{
+	if (err && *err)
+		(*err)->transient = true;
+	return status;
+}
+
 void plugin_error_free(brig_error *e)
 {
 	if (!e)

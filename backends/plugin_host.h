@@ -12,6 +12,9 @@ void plugin_host_set(const brig_host_services *host);
 /* Like brig_fail(): replace *err (if err) with a new error and return status. */
 int plugin_fail(brig_error **err, int status, int errnum, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
+/* Mark *err (just made) transient - the engine is not reachable now, it may be later - and
+ * return status: `return plugin_transient(err, plugin_fail(err, ...));`. */
+int plugin_transient(brig_error **err, int status);
 /* Free an error this plugin received from its own helpers (same libc allocator as the host). */
 void plugin_error_free(brig_error *e);
 void plugin_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -65,9 +65,13 @@ int proc_spawn(char *const argv[], int flags, proc *p)
 		posix_spawn_file_actions_adddup2(&fa, out[1], STDOUT_FILENO);
 		posix_spawn_file_actions_adddup2(&fa, er[1], STDERR_FILENO);
 	}
+#ifdef HAVE_POSIX_SPAWN_FILE_ACTIONS_ADDCLOSEFROM_NP
+	/* brig's own descriptors are all O_CLOEXEC, but an application embedding libbrig may
+	 * hold others: the docker client gets exactly these three */
+	posix_spawn_file_actions_addclosefrom_np(&fa, STDERR_FILENO + 1);
+#endif
 	posix_spawnattr_t attr;
 	spawn_attrs(&attr);
-	/* Every other descriptor of ours is O_CLOEXEC, so the child inherits only these three. */
 	r = -posix_spawn(&p->pid, argv[0], &fa, &attr, argv, environ);
 	posix_spawn_file_actions_destroy(&fa);
 	posix_spawnattr_destroy(&attr);
@@ -187,7 +191,7 @@ int proc_run_capture(char *const argv[], int64_t timeout_ms, strbuf *out, strbuf
 
 char *proc_find_in_path(const char *name)
 {
-	const char *path = getenv("PATH");
+	const char *path = secure_getenv("PATH");
 	if (!path || !*path)
 		path = "/usr/local/bin:/usr/bin:/bin";
 	cleanup_free char *copy = xstrdup(path);

@@ -22,7 +22,7 @@ int main(void)
 	}
 	const char *code = "import platform\nprint('hello from', platform.python_version())\n";
 	brig_request req = { .language = BRIG_LANG_PYTHON, .code = code, .code_len = strlen(code) };
-	brig_result res;
+	brig_result res = { .struct_size = sizeof res };
 	if (brig_run(ctx, &req, NULL, &res, &err) < 0) {
 		fprintf(stderr, "hello: %s\n", err->message);
 		brig_error_free(err);

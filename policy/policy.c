@@ -13,8 +13,10 @@
 #include <string.h>
 #include <strings.h>
 
+#include "lang.h"
 #include "policy.h"
 #include "policy-seccomp.h"
+#include "text.h"
 #include "util.h"
 
 #define POLICY_FILE_MAX   (1024 * 1024) /* policy and seccomp files; real ones are ~1 KiB */
@@ -50,12 +52,6 @@ struct policy_key {
 	long min, max;
 	enum loosen loosen;
 	string_check_fn check;
-};
-
-static const char *const default_images[BRIG_LANG_COUNT] = {
-	[BRIG_LANG_PYTHON] = "brig/python:bookworm",
-	[BRIG_LANG_NODE] = "brig/node:bookworm",
-	[BRIG_LANG_SHELL] = "brig/shell:bookworm",
 };
 
 /* The policy file's spelling of the isolation levels (a file format contract, not a label). */
@@ -204,33 +200,17 @@ static void locate(const char *text, size_t off, size_t *line, size_t *col)
 	*col = off - start + 1;
 }
 
-/* Parse NUL-terminated `text` (`len` bytes) as one strict JSON value into *out (NULL for a
- * JSON null).  On failure returns -1 and fills `why` with "LINE:COL: invalid JSON: reason". */
+/* Parse `text` (`len` bytes) as one strict JSON value into *out (NULL for a JSON null).  On
+ * failure returns -1 and fills `why` with "LINE:COL: invalid JSON: reason". */
 static int parse_json(const char *text, size_t len, json_object **out, char *why, size_t why_len)
 {
-	size_t line, col;
-	const char *nul = memchr(text, '\0', len);
-	*out = NULL;
-	if (nul || len >= INT_MAX) {
-		locate(text, nul ? (size_t)(nul - text) : 0, &line, &col);
-		snprintf(why, why_len, "%zu:%zu: invalid JSON: %s", line, col,
-			 nul ? "NUL byte" : "too large");
-		return -1;
-	}
-	json_tokener *tok = json_tokener_new_ex(POLICY_JSON_DEPTH);
-	if (!tok)
-		abort();
-	json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
-	/* Pass the terminating NUL too, so that a trailing number or literal is complete. */
-	*out = json_tokener_parse_ex(tok, text, (int)len + 1);
-	enum json_tokener_error jerr = json_tokener_get_error(tok);
-	if (jerr != json_tokener_success) {
-		locate(text, json_tokener_get_parse_end(tok), &line, &col);
-		snprintf(why, why_len, "%zu:%zu: invalid JSON: %s", line, col,
-			 json_tokener_error_desc(jerr));
-	}
-	json_tokener_free(tok);
-	return jerr == json_tokener_success ? 0 : -1;
+	const char *reason = NULL;
+	size_t where = 0, line, col;
+	if (json_parse_strict(text, len, POLICY_JSON_DEPTH, out, &reason, &where) == 0)
+		return 0;
+	locate(text, where, &line, &col);
+	snprintf(why, why_len, "%zu:%zu: invalid JSON: %s", line, col, reason);
+	return -1;
 }
 
 int policy_read_seccomp(const char *path, char **text, char *why, size_t why_len)
@@ -322,6 +302,18 @@ static int check_backend(const char *v, char *why, size_t n)
 	snprintf(why, n,
 		 "%s is not a backend name (\"auto\", or 1 to 32 of a-z 0-9 -, e.g. docker-cli)",
 		 q);
+	return -1;
+}
+
+/* An OCI runtime name as dockerd registers it (a key of daemon.json's "runtimes").  Whether it
+ * is gVisor is not taken on trust: the dispatcher runs a smoke box under it first. */
+static int check_runtime(const char *v, char *why, size_t n)
+{
+	size_t len = strlen(v);
+	if (len >= 1 && len <= 64 && strchr(ALNUM, v[0]) && strspn(v, ALNUM "_.-") == len)
+		return 0;
+	cleanup_free char *q = policy_quoted(v);
+	snprintf(why, n, "%s is not a runtime name (1 to 64 of A-Z a-z 0-9 _ . -)", q);
 	return -1;
 }
 
@@ -497,6 +489,11 @@ int policy_check_image(const char *ref, bool require_digest, char *why, size_t w
 		.is_long = _Generic(((brig_policy *)0)->f, long: true, default: false),            \
 		.min = lo, .max = hi, .loosen = LOOSE_UP                                           \
 	}
+#define KEY_INT_NEVER(n, f, lo, hi)                                                                \
+	{                                                                                          \
+		.name = n, .kind = KEY_INT, .offset = offsetof(brig_policy, f), .is_long = false,  \
+		.min = lo, .max = hi, .loosen = LOOSE_NEVER                                        \
+	}
 /* clang-format on */
 #define KEY(n, k, f, l, c)                                                                        \
 	{                                                                                         \
@@ -526,6 +523,10 @@ static const struct policy_key keys[] = {
 	KEY("audit_log", KEY_OPT_STRING, audit_log, LOOSE_NEVER, check_audit_log),
 	INT_KEY("warm_pool", warm_pool, 0, POLICY_WARM_POOL_MAX),
 	INT_KEY("memory_budget_mb", memory_budget_mb, 0, POLICY_BUDGET_MB_MAX),
+	KEY("gvisor_runtime", KEY_STRING, gvisor_runtime, LOOSE_NEVER, check_runtime),
+	/* the engine's bound on gVisor's own host threads, not the program's budget (pids_limit,
+	 * RLIMIT_NPROC inside gVisor): 0 is "translated", so up and down say nothing here */
+	KEY_INT_NEVER("gvisor_pids_limit", gvisor_pids_limit, 0, POLICY_GVISOR_PIDS_MAX),
 };
 #define N_KEYS (sizeof keys / sizeof keys[0])
 
@@ -708,7 +709,7 @@ brig_policy *brig_policy_new_default(void)
 	p->network = false;
 	p->user = xstrdup("65534:65534");
 	for (int i = 0; i < BRIG_LANG_COUNT; i++)
-		p->images[i] = xstrdup(default_images[i]);
+		p->images[i] = xstrdup(lang_get((brig_language)i)->default_image);
 	p->require_digest = false;
 	p->backend = xstrdup("auto");
 	p->isolation = BRIG_ISOLATION_CONTAINER;
@@ -716,6 +717,8 @@ brig_policy *brig_policy_new_default(void)
 	p->max_concurrent_runs = 4;
 	p->warm_pool = 2;
 	p->memory_budget_mb = 2048;
+	p->gvisor_runtime = xstrdup("runsc-seccomp");
+	p->gvisor_pids_limit = 0;
 	return p;
 }
 
@@ -737,6 +740,7 @@ brig_policy *brig_policy_copy(const brig_policy *p)
 	c->seccomp_profile = dup_or_null(p->seccomp_profile);
 	c->seccomp_deny = p->seccomp_deny ? strv_copy(p->seccomp_deny) : NULL;
 	c->audit_log = dup_or_null(p->audit_log);
+	c->gvisor_runtime = dup_or_null(p->gvisor_runtime);
 	return c;
 }
 
@@ -751,6 +755,7 @@ void brig_policy_free(brig_policy *p)
 	free(p->seccomp_profile);
 	strv_free(p->seccomp_deny);
 	free(p->audit_log);
+	free(p->gvisor_runtime);
 	free(p);
 }
 

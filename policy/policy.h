@@ -10,7 +10,7 @@
 #include <stdint.h>
 
 #include "brig.h"
-#include "spec.h"
+#include "brig-spec.h"
 
 /* Ranges enforced by the validator (documented in brig-policy(5)). */
 #define POLICY_TIMEOUT_MIN      1
@@ -34,6 +34,7 @@
 #define POLICY_SECCOMP_DENY_MAX 128
 #define POLICY_WARM_POOL_MAX    16
 #define POLICY_BUDGET_MB_MAX    (1024 * 1024)
+#define POLICY_GVISOR_PIDS_MAX  32768
 
 struct brig_policy {
 	int timeout_seconds;           /* default wall time per run (5) */
@@ -60,6 +61,9 @@ struct brig_policy {
 	char *audit_log;         /* path or NULL */
 	int warm_pool;           /* started containers kept idle per language, 0: off (2) */
 	int memory_budget_mb;    /* cap on (idle + running) * memory_mb for the pool (2048) */
+	char *gvisor_runtime;    /* the OCI runtime gVisor boxes run with ("runsc-seccomp") */
+	int gvisor_pids_limit;   /* the engine's pids limit under gVisor, 0: translated from
+				  * pids_limit (policy/spec.c) */
 };
 
 /* Validate every field (used after load and after overrides); `origin` names the source. */
@@ -74,32 +78,5 @@ int policy_check_image(const char *ref, bool require_digest, char *why, size_t w
 /* Read the seccomp profile at absolute `path` (at most 1 MiB, must parse to a JSON object) into
  * *text (malloc'ed).  On failure returns -1 and says why (path included) in `why`. */
 int policy_read_seccomp(const char *path, char **text, char *why, size_t why_len);
-
-/* The pids limit to give the engine for a guest budget of `guest` processes.  Under gVisor the
- * engine's pids cgroup also counts the sandbox's own host threads, so it is translated. */
-int64_t policy_engine_pids_limit(int64_t guest, int isolation);
-
-/* Field 22 (starttime) of a /proc/PID/stat text; the comm field may hold spaces and ')'.
- * Returns 0, or -1 if the text is malformed.  Used for the brig.owner label and by gc. */
-int spec_parse_starttime(const char *stat_text, unsigned long long *out);
-
-/* Build the container spec for one request.  `runtime` is the OCI runtime of the backend that
- * will render it ("runc", "runsc", ...); `isolation` its level (the pids limit is translated
- * for gVisor).  Refuses (BRIG_E_REFUSED) input over max_input_bytes and, in REFUSE mode, a
- * timeout above max_timeout_seconds; in CLAMP mode writes a notice into *notice (malloc'ed). */
-int policy_make_spec(const brig_policy *p, const brig_request *req, brig_timeout_mode mode,
-		     const char *runtime, int isolation, brig_spec **out, char **notice,
-		     brig_error **err);
-void spec_free(brig_spec *spec);
-/* Would a and b start the same container?  Everything but the run's own name, code and
- * timeout.  The warm pool hands a run only a container started with the same box. */
-bool spec_same_box(const brig_spec *a, const brig_spec *b);
-/* The request-only refusals of policy_make_spec (language, code size, timeout), so a front end
- * can refuse before probing any backend. */
-int policy_check_request(const brig_policy *p, const brig_request *req, brig_timeout_mode mode,
-			 brig_error **err);
-
-/* Fresh "brig-" + 16 lowercase hex digits from getrandom(2). */
-int spec_random_name(char *buf, size_t len);
 
 #endif /* BRIG_POLICY_H */

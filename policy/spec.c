@@ -1,17 +1,19 @@
-/* spec.c - validated policy + request -> container spec: the single point where the policy
- * becomes flags.  Everything a backend renders is decided here, so that every backend runs the
- * same box and `brig explain` shows exactly what will run.
+/* spec.c - validated policy + request + runtime traits -> the final container spec, and what a
+ * backend observed -> the result.  The single point where the policy becomes flags, and the
+ * single owner of every runtime-specific decision (see brig-spec.h): every backend renders the
+ * same box, and `brig explain`, the audit line and the warm pool see exactly what runs.
  */
 #include "config.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/random.h>
 
-#include "policy.h"
+#include "audit.h"
+#include "lang.h"
 #include "policy-seccomp.h"
+#include "spec.h"
 #include "util.h"
 
 #define MIB               ((int64_t)1024 * 1024)
@@ -51,56 +53,22 @@ int spec_random_name(char *buf, size_t len)
 	return 0;
 }
 
-int spec_parse_starttime(const char *stat_text, unsigned long long *out)
-{
-	/* "pid (comm) state ppid ..."; comm is free text, so fields count from the LAST ')'. */
-	const char *p = stat_text ? strrchr(stat_text, ')') : NULL;
-	if (!p)
-		return -1;
-	p++;
-	for (int field = 3; field < 22; field++) {
-		p += strspn(p, " ");
-		size_t n = strcspn(p, " \n");
-		if (n == 0)
-			return -1;
-		p += n;
-	}
-	p += strspn(p, " ");
-	if (*p < '0' || *p > '9')
-		return -1;
-	char *end;
-	errno = 0;
-	unsigned long long v = strtoull(p, &end, 10);
-	if (errno || (*end != '\0' && *end != ' ' && *end != '\n'))
-		return -1;
-	*out = v;
-	return 0;
-}
-
 /* "brig.owner=PID:STARTTIME": with the start time, gc can tell a live owner from a reused pid. */
 static int owner_label(char **out, brig_error **err)
 {
-	char buf[4096];
-	cleanup_close int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return brig_fail(err, BRIG_E_SYSTEM, errno, "cannot open /proc/self/stat");
-	ssize_t n;
-	do
-		n = read(fd, buf, sizeof buf - 1);
-	while (n < 0 && errno == EINTR);
-	if (n < 0)
-		return brig_fail(err, BRIG_E_SYSTEM, errno, "cannot read /proc/self/stat");
-	buf[n] = '\0';
 	unsigned long long start;
-	if (spec_parse_starttime(buf, &start) < 0)
-		return brig_fail(err, BRIG_E_SYSTEM, 0, "cannot parse /proc/self/stat");
+	if (proc_starttime(0, &start) < 0)
+		return brig_fail(err, BRIG_E_SYSTEM, errno, "cannot read /proc/self/stat");
 	*out = xasprintf("brig.owner=%ld:%llu", (long)getpid(), start);
 	return 0;
 }
 
-/* The engine's pids limit under gVisor (runsc 20221219, ptrace platform), measured on the
- * 2-vCPU host lab machine with tests that are not shipped (peak pids.current of the container's
- * pids cgroup, runsc-seccomp, the default policy otherwise):
+/* ---- gVisor's traits ------------------------------------------------------------------------
+ * Everything below that depends on the isolation level is what gVisor (runsc 20221219, ptrace
+ * platform) needs of a box; runc boxes get the policy as it is. */
+
+/* The engine's pids limit under gVisor, measured on the 2-vCPU host lab machine (peak
+ * pids.current of the container's pids cgroup, runsc-seccomp, the default policy otherwise):
  *   - the cgroup counts gVisor's own host tasks: sentry threads, gofer threads and, for every
  *     guest address space, a ptrace stub process with one thread per sentry thread that ever
  *     ran it; stubs are pooled, never freed, so the count only grows during a run;
@@ -110,58 +78,119 @@ static int owner_label(char **out, brig_error **err)
  *   - a fork bomb (guest held to 64 tasks by RLIMIT_NPROC, the spec's nproc): 2164 after 5 s,
  *     5489 after 30 s, 6389 after 100 s (levelling off); with 16 tasks 375, with 8 tasks 154
  *     after 30 s: it grows with the square of the guest's budget;
- *   - at the limit the sentry panics (exit 2, output lost): the gvisor plugin reports that as
- *     sandbox_error, but it must not happen to a program that stays within its budget.
+ *   - at the limit the sentry panics (exit 2, output lost): reported as sandbox_error (see
+ *     spec_finish_outcome), but it must not happen to a program within its budget.
  * The guest's own budget is RLIMIT_NPROC, enforced by gVisor per sandbox; this limit is the
  * host's bound on gVisor itself, set above everything measured (a fork bomb at the default 64
  * ends as timeout or oom, never as a panic) and clamped at 32768, the kernel's default pid_max:
- * beyond ~100 guest processes the host's pid_max, not this limit, bounds a sandbox (raise it on
- * a gVisor host).  Runc counts the program's processes only: the limit is the budget. */
+ * beyond ~100 guest processes the host's pid_max, not this limit, bounds a sandbox.  The
+ * policy's gvisor_pids_limit replaces the translation (an operator's host may differ).  Runc
+ * counts the program's processes only: the limit is the budget. */
 #define GVISOR_PIDS_BASE 1024
 #define GVISOR_PIDS_MAX  32768
-int64_t policy_engine_pids_limit(int64_t guest, int isolation)
+int64_t spec_engine_pids_limit(const brig_policy *p, int64_t guest, int isolation)
 {
 	if (isolation != BRIG_ISOLATION_GVISOR)
 		return guest;
+	if (p && p->gvisor_pids_limit > 0)
+		return p->gvisor_pids_limit;
 	if (guest > 128) /* 1024 + 2 * 128^2 > GVISOR_PIDS_MAX already; no overflow */
 		return GVISOR_PIDS_MAX;
 	int64_t n = GVISOR_PIDS_BASE + 2 * guest * guest;
 	return n < GVISOR_PIDS_MAX ? n : GVISOR_PIDS_MAX;
 }
 
-static char **strv_from(const char *const *v)
+/* When gVisor's kernel (the sentry) panics - at the latest when the sandbox's host tasks reach
+ * the engine's pids limit - runsc exits 2 and the rest of the output is lost: nothing in the
+ * engine's state tells it from a program that exits 2 (both are ExitCode 2, State.Error empty,
+ * the same events; the panic text goes to runsc's stderr, /dev/null under dockerd).  So the
+ * program runs under this /bin/sh wrapper, which prints its marker ($0) on stderr exactly when
+ * the program itself exited 2; spec_finish_outcome takes the line out again. */
+#define GVISOR_WRAPPER "\"$@\"; s=$?; [ \"$s\" -ne 2 ] || printf '%s\\n' \"$0\" >&2; exit \"$s\""
+#define MARKER_SUFFIX  ":exited-2"
+
+static void gvisor_wrap(brig_spec *s)
 {
-	size_t n = 0;
-	while (v[n])
-		n++;
-	char **c = xcalloc(n + 1, sizeof *c);
-	for (size_t i = 0; i < n; i++)
-		c[i] = xstrdup(v[i]);
-	return c;
+	s->exit_marker = xasprintf("%s" MARKER_SUFFIX, s->name);
+	size_t n = strv_len(s->argv);
+	char **argv = xcalloc(n + 5, sizeof *argv);
+	argv[0] = xstrdup("/bin/sh");
+	argv[1] = xstrdup("-c");
+	argv[2] = xstrdup(GVISOR_WRAPPER);
+	argv[3] = xstrdup(s->exit_marker); /* $0 of the script */
+	memcpy(argv + 4, s->argv, n * sizeof *argv);
+	free(s->argv); /* its strings moved */
+	s->argv = argv;
+	/* room in the backend's cap for the wrapper's line; the program keeps its own cap */
+	s->max_output_bytes += strlen(s->exit_marker) + 1;
 }
 
-static char **language_argv(brig_language lang)
+/* gVisor (20221219) answers a write of more than PIPE_BUF bytes to the box's stdout or stderr
+ * - host pipes to dockerd - with a short count once the pipe is full, where Linux blocks until
+ * all is written.  Python with PYTHONUNBUFFERED writes through a raw FileIO and drops the rest
+ * silently (measured: print of 10 MiB -> 64 KiB delivered, exit 0; 8 KiB lines in a loop lose
+ * ~16%).  Buffered, Python retries short writes; node and busybox always do.  The price: output
+ * still in Python's buffer (< 8 KiB) is lost when brig kills the program (flush=True keeps it). */
+static void gvisor_env(brig_spec *s)
 {
-	static const char *const argv[BRIG_LANG_COUNT][3] = {
-		[BRIG_LANG_PYTHON] = { "python3", "-", NULL },
-		[BRIG_LANG_NODE] = { "node", "-", NULL },
-		[BRIG_LANG_SHELL] = { "sh", "-s", NULL },
-	};
-	return strv_from(argv[lang]);
+	size_t k = 0;
+	for (size_t i = 0; s->env[i]; i++) {
+		if (strncmp(s->env[i], "PYTHONUNBUFFERED=", 17) == 0)
+			free(s->env[i]);
+		else
+			s->env[k++] = s->env[i];
+	}
+	s->env[k] = NULL;
 }
 
-/* The complete environment: nothing from the host's leaks in. */
-static char **language_env(brig_language lang)
+/* Every decision that depends on the runtime, made once, here. */
+static void apply_runtime_traits(brig_spec *s, const brig_policy *p, int isolation)
 {
-	static const char *const base[] = { "HOME=/tmp", "PATH=/usr/local/bin:/usr/bin:/bin",
-					    "LANG=C.UTF-8", "TMPDIR=/tmp", NULL };
-	static const char *const python[] = {
-		"HOME=/tmp",   "PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8",
-		"TMPDIR=/tmp", "PYTHONDONTWRITEBYTECODE=1",         "PYTHONUNBUFFERED=1",
-		NULL
-	};
-	return strv_from(lang == BRIG_LANG_PYTHON ? python : base);
+	s->pids_guest = p->pids_limit;
+	s->pids_limit = spec_engine_pids_limit(p, p->pids_limit, isolation);
+	if (isolation != BRIG_ISOLATION_GVISOR)
+		return; /* under runc RLIMIT_NPROC would count every process of the uid on the
+			 * host: the pids cgroup is the budget */
+	gvisor_wrap(s);
+	gvisor_env(s);
+	/* gVisor counts RLIMIT_NPROC per sandbox: the program's budget, plus the wrapper */
+	s->nproc = p->pids_limit + 1;
 }
+
+char *spec_describe_traits(const brig_spec *s)
+{
+	strbuf sb;
+	sb_init(&sb);
+	if (s->exit_marker)
+		sb_printf(&sb,
+			  "# the program runs under /bin/sh -c, which prints \"%s\" on stderr\n"
+			  "#   when the program itself exits 2 (brig takes it out of the output);\n"
+			  "#   exit 2 without it is gVisor's kernel crashing: sandbox_error\n",
+			  s->exit_marker);
+	if (s->nproc > 0)
+		sb_printf(&sb, "# processes: RLIMIT_NPROC %lld (the program's %lld%s)\n",
+			  (long long)s->nproc, (long long)s->pids_guest,
+			  s->exit_marker ? " + the wrapper" : "");
+	if (s->pids_limit != s->pids_guest)
+		sb_printf(&sb,
+			  "# pids limit %lld: the engine's cgroup also counts gVisor's own host "
+			  "threads\n",
+			  (long long)s->pids_limit);
+	bool unbuffered = false;
+	for (char **e = s->env; e && *e; e++)
+		unbuffered = unbuffered || strncmp(*e, "PYTHONUNBUFFERED=", 17) == 0;
+	if (strcmp(s->language, "python") == 0 && !unbuffered)
+		sb_puts(&sb, "# env: no PYTHONUNBUFFERED (gVisor cuts big writes to a full pipe\n"
+			     "#   short; buffered Python writes the rest, unbuffered drops it)\n");
+	if (s->max_output_bytes != s->output_limit)
+		sb_printf(&sb,
+			  "# output: the program's cap is %zu bytes; %zu are read to leave room "
+			  "for the wrapper's line\n",
+			  s->output_limit, s->max_output_bytes);
+	return sb_steal(&sb);
+}
+
+/* ---- the request ----------------------------------------------------------------------------- */
 
 /* The effective timeout in seconds; *clamped_from is the requested one when it was clamped. */
 static int resolve_timeout(const brig_policy *p, const brig_request *req, brig_timeout_mode mode,
@@ -190,7 +219,7 @@ static int resolve_timeout(const brig_policy *p, const brig_request *req, brig_t
 static int check_request(const brig_policy *p, const brig_request *req, int isolation,
 			 brig_error **err)
 {
-	if ((unsigned)req->language >= BRIG_LANG_COUNT)
+	if (!lang_get(req->language))
 		return brig_fail(err, BRIG_E_USAGE, 0, "unknown language %d", (int)req->language);
 	if (!req->code)
 		return brig_fail(err, BRIG_E_USAGE, 0, "the request has no code");
@@ -208,6 +237,8 @@ static int check_request(const brig_policy *p, const brig_request *req, int isol
 	return 0;
 }
 
+/* ---- the box --------------------------------------------------------------------------------- */
+
 static int fill_identity(brig_spec *s, const brig_policy *p, brig_language lang,
 			 const char *runtime, brig_error **err)
 {
@@ -218,16 +249,16 @@ static int fill_identity(brig_spec *s, const brig_policy *p, brig_language lang,
 	int r = owner_label(&owner, err);
 	if (r < 0)
 		return r;
-	const char *lang_name = brig_language_name(lang);
+	const lang_info *li = lang_get(lang);
 	s->name = xstrdup(name);
-	s->language = xstrdup(lang_name);
+	s->language = xstrdup(li->name);
 	s->image = xstrdup(p->images[lang]);
-	s->argv = language_argv(lang);
-	s->env = language_env(lang);
+	s->argv = strv_copy((char *const *)li->argv);
+	s->env = strv_copy((char *const *)li->env);
 	s->labels = xcalloc(4, sizeof *s->labels);
 	s->labels[0] = xstrdup("brig=1");
 	s->labels[1] = steal_pointer(&owner);
-	s->labels[2] = xasprintf("brig.language=%s", lang_name);
+	s->labels[2] = xasprintf("brig.language=%s", li->name);
 	s->workdir = xstrdup("/tmp");
 	s->user = xstrdup(p->user);
 	s->hostname = xstrdup("sandbox");
@@ -237,7 +268,7 @@ static int fill_identity(brig_spec *s, const brig_policy *p, brig_language lang,
 	return 0;
 }
 
-static void fill_limits(brig_spec *s, const brig_policy *p, int isolation)
+static void fill_limits(brig_spec *s, const brig_policy *p)
 {
 	s->read_only_rootfs = true;
 	s->tmpfs_path = xstrdup("/tmp");
@@ -245,16 +276,14 @@ static void fill_limits(brig_spec *s, const brig_policy *p, int isolation)
 	s->shm_bytes = (p->tmpfs_mb < SHM_MB_MAX ? p->tmpfs_mb : SHM_MB_MAX) * MIB;
 	s->memory_bytes = p->memory_mb * MIB;
 	s->memory_swap_bytes = s->memory_bytes; /* equal: no swap */
-	/* cpus is validated positive and small: rounding by hand spares brig libm (issue 7) */
+	/* cpus is validated positive and small: rounding by hand spares brig libm */
 	s->nano_cpus = (int64_t)(p->cpus * 1e9 + 0.5);
-	s->pids_guest = p->pids_limit;
-	s->pids_limit = policy_engine_pids_limit(p->pids_limit, isolation);
-	s->nproc = isolation == BRIG_ISOLATION_GVISOR ? p->pids_limit : 0;
 	s->nofile = p->nofile;
 	s->cap_drop_all = true;
 	s->no_new_privileges = true;
 	s->log_driver = xstrdup("none");
-	s->max_output_bytes = (size_t)p->max_output_bytes;
+	s->output_limit = (size_t)p->max_output_bytes;
+	s->max_output_bytes = s->output_limit;
 	s->max_input_bytes = (size_t)p->max_input_bytes;
 }
 
@@ -278,8 +307,9 @@ static int seccomp_file(brig_spec *s, const brig_policy *p, brig_error **err)
 	return 0;
 }
 
-/* brig's own profile (rendered for the isolation level: see policy/seccomp.c), the engine's
- * default (no profile given: the engine applies its own), or an operator's file. */
+/* brig's own profile (rendered for the isolation level: runsc --oci-seccomp answers EPERM
+ * where a rule asks for another errno, see policy/seccomp.c), the engine's default (no
+ * profile given: the engine applies its own), or an operator's file. */
 static int fill_seccomp(brig_spec *s, const brig_policy *p, int isolation, brig_error **err)
 {
 	if (strcmp(p->seccomp_profile, "engine") == 0) {
@@ -316,30 +346,30 @@ int brig_policy_seccomp_json(const brig_policy *p, int isolation, char **json, c
 	return r;
 }
 
-int policy_make_spec(const brig_policy *p, const brig_request *req, brig_timeout_mode mode,
-		     const char *runtime, int isolation, brig_spec **out, char **notice,
-		     brig_error **err)
+int spec_build(const brig_policy *p, const brig_request *req, brig_timeout_mode mode,
+	       const spec_target *target, brig_spec **out, char **notice, brig_error **err)
 {
 	int timeout = 0, clamped_from = 0;
 	if (out)
 		*out = NULL;
 	if (notice)
 		*notice = NULL;
-	if (!p || !req || !runtime || !out)
-		return brig_fail(err, BRIG_E_USAGE, 0, "policy_make_spec: NULL argument");
-	int r = check_request(p, req, isolation, err);
+	if (!p || !req || !target || !target->runtime || !out)
+		return brig_fail(err, BRIG_E_USAGE, 0, "spec_build: NULL argument");
+	int r = check_request(p, req, target->isolation, err);
 	if (r == 0)
 		r = resolve_timeout(p, req, mode, &timeout, &clamped_from, err);
 	if (r < 0)
 		return r;
 	cleanup_spec brig_spec *s = xcalloc(1, sizeof *s);
 	s->struct_size = sizeof *s;
-	r = fill_identity(s, p, req->language, runtime, err);
+	r = fill_identity(s, p, req->language, target->runtime, err);
 	if (r == 0)
-		r = fill_seccomp(s, p, isolation, err);
+		r = fill_seccomp(s, p, target->isolation, err);
 	if (r < 0)
 		return r;
-	fill_limits(s, p, isolation);
+	fill_limits(s, p);
+	apply_runtime_traits(s, p, target->isolation);
 	s->stdin_data = req->code;
 	s->stdin_len = req->code_len;
 	s->timeout_ms = (int64_t)timeout * 1000;
@@ -350,6 +380,46 @@ int policy_make_spec(const brig_policy *p, const brig_request *req, brig_timeout
 	return 0;
 }
 
+/* The smoke box: the policy's own shell image and seccomp choice (what its runs get), the rest
+ * small and fixed, and a program that shows whose kernel it runs on and whether its seccomp
+ * filter is in force (brig_probe_verify reads both). */
+int spec_build_probe(const brig_policy *p, const spec_target *target, brig_spec **out,
+		     brig_error **err)
+{
+	static const char code[] = "cat /proc/version /proc/self/status\n";
+	brig_policy *probe = brig_policy_copy(p);
+	probe->timeout_seconds = probe->max_timeout_seconds = 15;
+	probe->memory_mb = 128;
+	probe->cpus = 1.0;
+	probe->pids_limit = 8;
+	probe->tmpfs_mb = 1;
+	probe->max_output_bytes = 16384;
+	probe->network = false;
+	probe->isolation = BRIG_ISOLATION_CONTAINER; /* the target says what it provides */
+	brig_request req = { .language = BRIG_LANG_SHELL,
+			     .code = code,
+			     .code_len = sizeof code - 1 };
+	brig_spec *s = NULL;
+	int r = spec_build(probe, &req, BRIG_TIMEOUT_REFUSE, target, &s, NULL, err);
+	brig_policy_free(probe);
+	if (r < 0 || !s)
+		return r < 0 ? r : BRIG_E_SYSTEM;
+	free(s->labels[2]);
+	s->labels[2] = xstrdup("brig.probe=1");
+	*out = s;
+	return 0;
+}
+
+static void mounts_free(brig_mount **m)
+{
+	for (size_t i = 0; m && m[i]; i++) {
+		free(m[i]->source);
+		free(m[i]->target);
+		free(m[i]);
+	}
+	free(m);
+}
+
 void spec_free(brig_spec *spec)
 {
 	if (!spec)
@@ -357,25 +427,27 @@ void spec_free(brig_spec *spec)
 	free(spec->name);
 	free(spec->language);
 	free(spec->image);
+	strv_free(spec->labels);
 	strv_free(spec->argv);
 	strv_free(spec->env);
-	strv_free(spec->labels);
 	free(spec->workdir);
 	free(spec->user);
 	free(spec->hostname);
+	free(spec->exit_marker);
 	free(spec->network);
 	free(spec->dns);
 	free(spec->runtime);
 	free(spec->tmpfs_path);
 	free(spec->tmpfs_options);
+	mounts_free(spec->mounts);
 	free(spec->seccomp_profile);
 	free(spec->seccomp_name);
 	free(spec->log_driver);
 	free(spec); /* stdin_data is the request's */
 }
 
-int policy_check_request(const brig_policy *p, const brig_request *req, brig_timeout_mode mode,
-			 brig_error **err)
+int spec_check_request(const brig_policy *p, const brig_request *req, brig_timeout_mode mode,
+		       brig_error **err)
 {
 	int timeout = 0, clamped_from = 0;
 	int r = check_request(p, req, p->isolation, err);
@@ -384,43 +456,258 @@ int policy_check_request(const brig_policy *p, const brig_request *req, brig_tim
 	return r;
 }
 
+/* ---- as JSON --------------------------------------------------------------------------------- */
+
+static json_object *strv_json(char *const *v)
+{
+	json_object *a = json_object_new_array();
+	for (size_t i = 0; v && v[i]; i++)
+		json_object_array_add(a, json_object_new_string(v[i]));
+	return a;
+}
+
+static json_object *str_json(const char *s)
+{
+	return s ? json_object_new_string(s) : NULL;
+}
+
+json_object *spec_to_json(const brig_spec *s)
+{
+	json_object *o = json_object_new_object();
+#define S(k) json_object_object_add(o, #k, str_json(s->k))
+#define I(k) json_object_object_add(o, #k, json_object_new_int64((int64_t)s->k))
+#define B(k) json_object_object_add(o, #k, json_object_new_boolean(s->k))
+	S(name);
+	S(language);
+	S(image);
+	json_object_object_add(o, "labels", strv_json(s->labels));
+	json_object_object_add(o, "argv", strv_json(s->argv));
+	json_object_object_add(o, "env", strv_json(s->env));
+	S(workdir);
+	S(user);
+	S(hostname);
+	S(exit_marker);
+	S(network);
+	S(dns);
+	S(runtime);
+	B(read_only_rootfs);
+	S(tmpfs_path);
+	S(tmpfs_options);
+	I(shm_bytes);
+	json_object *mounts = json_object_new_array();
+	for (brig_mount **m = s->mounts; m && *m; m++) {
+		json_object *mo = json_object_new_object();
+		json_object_object_add(mo, "type",
+				       json_object_new_string((*m)->type == BRIG_MOUNT_VOLUME
+								      ? "volume"
+								      : "bind"));
+		json_object_object_add(mo, "source", str_json((*m)->source));
+		json_object_object_add(mo, "target", str_json((*m)->target));
+		json_object_object_add(mo, "read_only", json_object_new_boolean((*m)->read_only));
+		json_object_object_add(mo, "no_copy", json_object_new_boolean((*m)->no_copy));
+		json_object_array_add(mounts, mo);
+	}
+	json_object_object_add(o, "mounts", mounts);
+	I(memory_bytes);
+	I(memory_swap_bytes);
+	I(nano_cpus);
+	I(pids_limit);
+	I(pids_guest);
+	I(nofile);
+	I(nproc);
+	B(cap_drop_all);
+	B(no_new_privileges);
+	S(seccomp_name);
+	if (s->seccomp_profile) { /* the text is long: its digest says which it is */
+		char sha[65];
+		sha256_hex(s->seccomp_profile, strlen(s->seccomp_profile), sha);
+		json_object_object_add(o, "seccomp_sha256", json_object_new_string(sha));
+		json_object_object_add(o, "seccomp_bytes",
+				       json_object_new_int64((int64_t)strlen(s->seccomp_profile)));
+	} else {
+		json_object_object_add(o, "seccomp_sha256", NULL);
+	}
+	S(log_driver);
+	I(stdin_len);
+	I(timeout_ms);
+	I(max_output_bytes);
+	I(output_limit);
+	I(max_input_bytes);
+#undef S
+#undef I
+#undef B
+	return o;
+}
+
+/* ---- the same box? --------------------------------------------------------------------------- */
+
 static bool str_eq(const char *a, const char *b)
 {
 	return a == b || (a && b && strcmp(a, b) == 0);
 }
 
+/* Equal, where each side's own name-derived marker counts as equal to the other's. */
+static bool strv_eq_marked(char *const *a, const char *ma, char *const *b, const char *mb)
+{
+	size_t i = 0;
+	for (; a && b && a[i] && b[i]; i++) {
+		bool marks = ma && mb && strcmp(a[i], ma) == 0 && strcmp(b[i], mb) == 0;
+		if (!marks && strcmp(a[i], b[i]) != 0)
+			return false;
+	}
+	return (!a || !a[i]) && (!b || !b[i]);
+}
+
 static bool strv_eq(char *const *a, char *const *b)
+{
+	return strv_eq_marked(a, NULL, b, NULL);
+}
+
+static bool mounts_eq(brig_mount *const *a, brig_mount *const *b)
 {
 	size_t i = 0;
 	for (; a && b && a[i] && b[i]; i++)
-		if (strcmp(a[i], b[i]) != 0)
+		if (a[i]->type != b[i]->type || !str_eq(a[i]->source, b[i]->source) ||
+		    !str_eq(a[i]->target, b[i]->target) || a[i]->read_only != b[i]->read_only ||
+		    a[i]->no_copy != b[i]->no_copy)
 			return false;
 	return (!a || !a[i]) && (!b || !b[i]);
 }
 
-/* Every field is listed here or in the comment below: a field appended to brig_spec must be
- * added, or the warm pool could hand a run a box started with a different one. */
-_Static_assert(offsetof(brig_spec, nproc) + sizeof(int64_t) == sizeof(brig_spec),
+/* Every field is compared here or named below: a field appended to brig_spec must be added,
+ * or the warm pool could hand a run a box started with a different one. */
+_Static_assert(offsetof(brig_spec, max_input_bytes) + sizeof(size_t) == sizeof(brig_spec),
 	       "a field was appended to brig_spec: compare it in spec_same_box()");
 
 bool spec_same_box(const brig_spec *a, const brig_spec *b)
 {
-	/* Not compared, because they are not the box but the one run: name, stdin_data,
-	 * stdin_len, timeout_ms. */
+	/* Not compared, because they are not the box but the one run: name (and exit_marker,
+	 * made from it), stdin_data, stdin_len, timeout_ms. */
 	return str_eq(a->language, b->language) && str_eq(a->image, b->image) &&
-	       strv_eq(a->argv, b->argv) && strv_eq(a->env, b->env) &&
-	       strv_eq(a->labels, b->labels) && str_eq(a->workdir, b->workdir) &&
+	       strv_eq(a->labels, b->labels) &&
+	       strv_eq_marked(a->argv, a->exit_marker, b->argv, b->exit_marker) &&
+	       strv_eq(a->env, b->env) && str_eq(a->workdir, b->workdir) &&
 	       str_eq(a->user, b->user) && str_eq(a->hostname, b->hostname) &&
-	       str_eq(a->network, b->network) && str_eq(a->runtime, b->runtime) &&
+	       !a->exit_marker == !b->exit_marker && str_eq(a->network, b->network) &&
+	       str_eq(a->dns, b->dns) && str_eq(a->runtime, b->runtime) &&
 	       a->read_only_rootfs == b->read_only_rootfs && str_eq(a->tmpfs_path, b->tmpfs_path) &&
 	       str_eq(a->tmpfs_options, b->tmpfs_options) && a->shm_bytes == b->shm_bytes &&
-	       a->memory_bytes == b->memory_bytes && a->memory_swap_bytes == b->memory_swap_bytes &&
-	       a->nano_cpus == b->nano_cpus && a->pids_limit == b->pids_limit &&
-	       a->pids_guest == b->pids_guest && a->nofile == b->nofile &&
+	       mounts_eq(a->mounts, b->mounts) && a->memory_bytes == b->memory_bytes &&
+	       a->memory_swap_bytes == b->memory_swap_bytes && a->nano_cpus == b->nano_cpus &&
+	       a->pids_limit == b->pids_limit && a->pids_guest == b->pids_guest &&
+	       a->nofile == b->nofile && a->nproc == b->nproc &&
 	       a->cap_drop_all == b->cap_drop_all && a->no_new_privileges == b->no_new_privileges &&
 	       str_eq(a->seccomp_profile, b->seccomp_profile) &&
 	       str_eq(a->seccomp_name, b->seccomp_name) && str_eq(a->log_driver, b->log_driver) &&
-	       a->max_output_bytes == b->max_output_bytes &&
-	       a->max_input_bytes == b->max_input_bytes && str_eq(a->dns, b->dns) &&
-	       a->nproc == b->nproc;
+	       a->max_output_bytes == b->max_output_bytes && a->output_limit == b->output_limit &&
+	       a->max_input_bytes == b->max_input_bytes;
+}
+
+/* ---- the outcome ----------------------------------------------------------------------------- */
+
+void outcome_clear(brig_outcome *o)
+{
+	free(o->stdout_data);
+	free(o->stderr_data);
+	free(o->sandbox_error);
+	memset(o, 0, sizeof *o);
+	o->struct_size = sizeof *o;
+	o->exit_code = -1;
+}
+
+/* Take the wrapper's line "MARKER\n" out of stderr (its last occurrence: the wrapper writes it
+ * after the program has ended).  True if it was there. */
+static bool strip_marker(brig_result *res, const char *marker)
+{
+	size_t m = strlen(marker);
+	if (res->stderr_len < m + 1)
+		return false;
+	for (size_t i = res->stderr_len - m; i-- > 0;) {
+		char *p = res->stderr_data + i;
+		if (p[m] == '\n' && memcmp(p, marker, m) == 0) {
+			memmove(p, p + m + 1, res->stderr_len - i - m - 1);
+			res->stderr_len -= m + 1;
+			res->stderr_data[res->stderr_len] = '\0';
+			return true;
+		}
+	}
+	return false;
+}
+
+/* The backend's cap had room for the wrapper's line: hold the program to its own cap.  Bytes
+ * beyond it are cut from the end of stderr, then stdout (the capture keeps no arrival order;
+ * the two can differ from it only within the wrapper line's few bytes). */
+static void hold_to_cap(brig_result *res, size_t cap)
+{
+	size_t total = res->stdout_len + res->stderr_len;
+	if (total <= cap)
+		return;
+	size_t cut = total - cap, from_err = cut < res->stderr_len ? cut : res->stderr_len;
+	res->stderr_len -= from_err;
+	res->stdout_len -= cut - from_err;
+	res->stderr_data[res->stderr_len] = '\0';
+	res->stdout_data[res->stdout_len] = '\0';
+	res->output_truncated = true;
+}
+
+/* Precedence: the sandbox failing, then what brig did to the box (cancel, deadline, output
+ * cap), then an OOM kill of a program that failed, then the exit status: what happened to the
+ * box explains the exit code better than the code itself. */
+static brig_verdict verdict_of(const brig_result *res, bool sandbox_failed, bool cancelled)
+{
+	if (sandbox_failed)
+		return BRIG_VERDICT_SANDBOX_ERROR;
+	if (cancelled)
+		return BRIG_VERDICT_CANCELLED;
+	if (res->timed_out)
+		return BRIG_VERDICT_TIMEOUT;
+	if (res->output_truncated)
+		return BRIG_VERDICT_OUTPUT_LIMIT;
+	if (res->oom_killed && res->exit_code != 0) /* a child killed while the program went on
+						     * to succeed is not the run's fate */
+		return BRIG_VERDICT_OOM;
+	return res->exit_code == 0 ? BRIG_VERDICT_SUCCESS : BRIG_VERDICT_ERROR;
+}
+
+static char *take_bytes(char **data, size_t *len, size_t *out_len)
+{
+	char *p = steal_pointer(data);
+	*out_len = p ? *len : 0;
+	*len = 0;
+	if (!p)
+		return xstrdup("");
+	p = xrealloc(p, *out_len + 1); /* NUL-terminated for convenience, whatever came */
+	p[*out_len] = '\0';
+	return p;
+}
+
+void spec_finish_outcome(const brig_spec *spec, brig_outcome *o, brig_result *res)
+{
+	free(res->stdout_data);
+	free(res->stderr_data);
+	res->stdout_data = take_bytes(&o->stdout_data, &o->stdout_len, &res->stdout_len);
+	res->stderr_data = take_bytes(&o->stderr_data, &o->stderr_len, &res->stderr_len);
+	res->exit_code = o->exit_code;
+	res->timed_out = o->timed_out;
+	res->output_truncated = o->truncated;
+	res->oom_killed = o->oom_killed;
+	bool own_exit_2 = spec->exit_marker && strip_marker(res, spec->exit_marker);
+	hold_to_cap(res, spec->output_limit);
+	res->verdict = verdict_of(res, o->sandbox_error != NULL, o->cancelled);
+	free(res->error);
+	res->error = NULL;
+	if (o->sandbox_error) {
+		res->exit_code = -1;
+		res->error = steal_pointer(&o->sandbox_error);
+	} else if (spec->exit_marker && res->verdict == BRIG_VERDICT_ERROR && res->exit_code == 2 &&
+		   !own_exit_2) {
+		res->verdict = BRIG_VERDICT_SANDBOX_ERROR;
+		res->exit_code = -1;
+		res->error = xasprintf(
+			"gVisor's kernel (the sentry) crashed: the container exited 2 but the "
+			"program did not (runsc panics when the sandbox's host tasks, gVisor's own "
+			"threads included, reach the engine's pids limit of %lld); output may be "
+			"cut short",
+			(long long)spec->pids_limit);
+	}
 }

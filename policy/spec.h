@@ -1,68 +1,66 @@
-/* spec.h - the container spec: the single point where a validated policy and a request become
- * every flag of one container.  Backends only render it (docker CLI argv, Engine API JSON); they
- * never read the policy.  The struct is part of the backend ABI (backends/brig-backend.h): fields
- * are only ever appended, and struct_size tells a backend which ones exist.
- */
-#ifndef BRIG_SPEC_H
-#define BRIG_SPEC_H
+/* spec.h - the one stage that turns policy + request + runtime traits into the final box
+ * (brig-spec.h), and turns what a backend observed back into a result.  Host-only. */
+#ifndef BRIG_POLICY_SPEC_H
+#define BRIG_POLICY_SPEC_H
 
+#include <json-c/json.h>
 #include <stdbool.h>
-#include <stddef.h>
-#include <stdint.h>
 
-#include "brig.h"
+#include "brig-backend.h"
+#include "policy.h"
 
-/* The box's nameserver when it has no network: RFC 5737 documentation space (TEST-NET-2), which
- * routes nowhere.  Without one the engine copies the host's resolv.conf into the box (measured:
- * the host's DNS server showed).  TEST-NET-1 is not used: lab VMs number their own links from
- * it (this one's default gateway was 192.0.2.1). */
-#define BRIG_NEUTRAL_DNS "198.51.100.1"
+/* What a box is built for: the OCI runtime that will run it and the isolation it provides.
+ * Every runtime-specific decision is derived from these two here and nowhere else. */
+typedef struct spec_target {
+	const char *runtime; /* as registered in the engine: "runc", "runsc-seccomp" */
+	int isolation;       /* brig_isolation */
+} spec_target;
 
-typedef struct brig_spec {
-	size_t struct_size;
+/* Build the final spec for one request.  Refuses (BRIG_E_REFUSED) input over max_input_bytes
+ * and, in REFUSE mode, a timeout above max_timeout_seconds; in CLAMP mode writes a notice into
+ * *notice (malloc'ed) when it clamped. */
+int spec_build(const brig_policy *p, const brig_request *req, brig_timeout_mode mode,
+	       const spec_target *target, brig_spec **out, char **notice, brig_error **err);
+void spec_free(brig_spec *spec);
 
-	char *name;     /* container name, "brig-" + 16 hex digits, unique per run */
-	char *language; /* "python" | "node" | "shell" */
-	char *image;    /* tag- or digest-qualified reference, never pulled */
-	char **argv;    /* command, NULL-terminated, e.g. {"python3", "-", NULL} */
-	char **env;     /* "KEY=VALUE", NULL-terminated: the complete environment */
-	char **labels;  /* "key=value", NULL-terminated; always includes "brig=1" */
-	char *workdir;  /* "/tmp" */
-	char *user;     /* "65534:65534" */
-	char *hostname; /* neutral name inside the box */
-	char *network;  /* "none", or "bridge" when the operator allowed network */
-	char *runtime;  /* OCI runtime as registered in the engine: "runc", "runsc", ... */
+/* The request-only refusals of spec_build (language, code size, timeout), so a front end can
+ * refuse before probing any backend. */
+int spec_check_request(const brig_policy *p, const brig_request *req, brig_timeout_mode mode,
+		       brig_error **err);
 
-	bool read_only_rootfs;
-	char *tmpfs_path;    /* "/tmp" */
-	char *tmpfs_options; /* "rw,noexec,nosuid,nodev,size=64m" */
-	int64_t shm_bytes;   /* size of /dev/shm (writable even with a read-only root) */
-	int64_t memory_bytes;
-	int64_t memory_swap_bytes; /* == memory_bytes: no swap */
-	int64_t nano_cpus;         /* 1e9 per CPU */
-	int64_t pids_limit;        /* as given to the engine (already translated for runsc) */
-	int64_t pids_guest;        /* the process budget the policy promises to the program */
-	int64_t nofile;            /* RLIMIT_NOFILE soft = hard */
-	bool cap_drop_all;
-	bool no_new_privileges;
-	char *seccomp_profile; /* engine JSON profile text; NULL: the engine's default profile */
-	char *seccomp_name;    /* where the profile came from, for explain */
-	char *log_driver;      /* "none": output only through the attach stream */
+/* Would a and b start the same container?  Everything but the box's name (and the wrapper's
+ * marker, which is made from it), the code and the timeout.  The warm pool hands a run only a
+ * container started with the same box. */
+bool spec_same_box(const brig_spec *a, const brig_spec *b);
 
-	const char *stdin_data; /* the code (borrowed from the request) */
-	size_t stdin_len;
-	int64_t timeout_ms;      /* wall time, from the container start request */
-	size_t max_output_bytes; /* stdout + stderr combined, enforced while reading */
-	size_t max_input_bytes;
+/* The engine's pids limit for a guest budget of `guest` processes: under gVisor the engine's
+ * pids cgroup also counts the sandbox's own host threads (see spec.c). */
+int64_t spec_engine_pids_limit(const brig_policy *p, int64_t guest, int isolation);
 
-	/* --- appended after ABI 1.0 (check struct_size) --- */
-	char *dns; /* the box's only nameserver; without a network a neutral address that routes
-		    * nowhere, so the host's resolver configuration never shows inside */
-	/* RLIMIT_NPROC (soft = hard) for the box's user, 0: not set.  Under gVisor it is
-	 * pids_guest: the sentry counts only the sandbox's own tasks, so it is the program's exact
-	 * process budget there (under runc it would count every process of that uid on the host,
-	 * so it is not used) */
-	int64_t nproc;
-} brig_spec;
+/* What a backend observed becomes the result: output (taken over from *o), flags, exit code
+ * and the verdict, decided here for every backend; the wrapper's line taken out and the
+ * program held to its own output cap; an exit 2 under gVisor without the wrapper's line
+ * reported as the sandbox's failure.  Identity fields are the caller's. */
+void spec_finish_outcome(const brig_spec *spec, brig_outcome *o, brig_result *res);
+void outcome_clear(brig_outcome *o);
 
-#endif /* BRIG_SPEC_H */
+/* The smoke test that verifies a runtime really isolates (brig_probe_verify): the spec of a
+ * small shell box built from an explicit probe policy derived from `p` (its shell image and
+ * seccomp choice, small limits), whose program prints the kernel it runs on and its own
+ * seccomp mode. */
+int spec_build_probe(const brig_policy *p, const spec_target *target, brig_spec **out,
+		     brig_error **err);
+
+/* The spec as a JSON object, every field under its C name (the seccomp profile as its SHA-256
+ * and size): `brig explain --json`, and the parity tests that compare it with the engine's view
+ * of the running box and with the audit line. */
+json_object *spec_to_json(const brig_spec *s);
+
+/* For `brig explain`: what the runtime traits changed in this box, as "# ..." lines ("" when
+ * nothing).  Caller frees. */
+char *spec_describe_traits(const brig_spec *s);
+
+/* Fresh "brig-" + 16 lowercase hex digits from getrandom(2). */
+int spec_random_name(char *buf, size_t len);
+
+#endif

@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "audit.h"
+#include "brig-spec.h"
 #include "policy.h"
 #include "util.h"
 
@@ -60,19 +61,65 @@ static void add_str(json_object *o, const char *k, const char *v)
 	json_object_object_add(o, k, v ? json_object_new_string(v) : NULL);
 }
 
-static json_object *limits_json(const brig_policy *p, int timeout_seconds)
+#define MIB (1024 * 1024)
+
+/* The limits the box got, as the engine got them.  Where that differs from the policy's own
+ * value (gVisor's translated pids limit, the wrapper's process in RLIMIT_NPROC, the wrapper
+ * line's room in the output cap), "policy" holds the policy's value beside it. */
+static void limits_json(json_object *o, const brig_policy *p, const brig_spec *s, int timeout)
 {
-	json_object *l = json_object_new_object();
-	json_object_object_add(l, "timeout_seconds", json_object_new_int(timeout_seconds));
-	json_object_object_add(l, "memory_mb", json_object_new_int(p->memory_mb));
-	json_object_object_add(l, "cpus", json_object_new_double(p->cpus));
-	json_object_object_add(l, "pids_limit", json_object_new_int(p->pids_limit));
-	json_object_object_add(l, "nofile", json_object_new_int(p->nofile));
-	json_object_object_add(l, "tmpfs_mb", json_object_new_int(p->tmpfs_mb));
-	json_object_object_add(l, "max_input_bytes", json_object_new_int64(p->max_input_bytes));
-	json_object_object_add(l, "max_output_bytes", json_object_new_int64(p->max_output_bytes));
-	json_object_object_add(l, "network", json_object_new_boolean(p->network));
-	return l;
+	json_object *l = json_object_new_object(), *pol = json_object_new_object();
+	if (!s) { /* refused: nothing ran, the policy's limits are what would have applied */
+		json_object_object_add(l, "timeout_seconds",
+				       json_object_new_int(timeout ? timeout : p->timeout_seconds));
+		json_object_object_add(l, "memory_mb", json_object_new_int(p->memory_mb));
+		json_object_object_add(l, "cpus", json_object_new_double(p->cpus));
+		json_object_object_add(l, "pids_limit", json_object_new_int(p->pids_limit));
+		json_object_object_add(l, "nofile", json_object_new_int(p->nofile));
+		json_object_object_add(l, "tmpfs_mb", json_object_new_int(p->tmpfs_mb));
+		json_object_object_add(l, "max_input_bytes",
+				       json_object_new_int64(p->max_input_bytes));
+		json_object_object_add(l, "max_output_bytes",
+				       json_object_new_int64(p->max_output_bytes));
+		json_object_object_add(l, "network", json_object_new_boolean(p->network));
+		json_object_object_add(o, "limits", l);
+		json_object_put(pol);
+		return;
+	}
+	json_object_object_add(l, "timeout_seconds",
+			       json_object_new_int((int)(s->timeout_ms / 1000)));
+	json_object_object_add(l, "memory_mb", json_object_new_int64(s->memory_bytes / MIB));
+	json_object_object_add(l, "memory_swap_mb",
+			       json_object_new_int64(s->memory_swap_bytes / MIB));
+	json_object_object_add(l, "cpus", json_object_new_double((double)s->nano_cpus / 1e9));
+	json_object_object_add(l, "pids_limit", json_object_new_int64(s->pids_limit));
+	if (s->pids_limit != p->pids_limit)
+		json_object_object_add(pol, "pids_limit", json_object_new_int(p->pids_limit));
+	json_object_object_add(l, "nproc", s->nproc ? json_object_new_int64(s->nproc) : NULL);
+	json_object_object_add(l, "nofile", json_object_new_int64(s->nofile));
+	json_object_object_add(l, "tmpfs", json_object_new_string(s->tmpfs_options));
+	json_object_object_add(l, "shm_mb", json_object_new_int64(s->shm_bytes / MIB));
+	json_object_object_add(l, "max_input_bytes",
+			       json_object_new_int64((int64_t)s->max_input_bytes));
+	json_object_object_add(l, "max_output_bytes",
+			       json_object_new_int64((int64_t)s->max_output_bytes));
+	if (s->max_output_bytes != (size_t)p->max_output_bytes)
+		json_object_object_add(pol, "max_output_bytes",
+				       json_object_new_int64(p->max_output_bytes));
+	json_object_object_add(l, "network", json_object_new_string(s->network));
+	json_object_object_add(l, "user", json_object_new_string(s->user));
+	json_object_object_add(l, "read_only_rootfs", json_object_new_boolean(s->read_only_rootfs));
+	json_object_object_add(l, "cap_drop_all", json_object_new_boolean(s->cap_drop_all));
+	json_object_object_add(l, "no_new_privileges",
+			       json_object_new_boolean(s->no_new_privileges));
+	json_object_object_add(
+		l, "seccomp",
+		json_object_new_string(s->seccomp_name ? s->seccomp_name : "engine default"));
+	json_object_object_add(o, "limits", l);
+	if (json_object_object_length(pol))
+		json_object_object_add(o, "policy", pol);
+	else
+		json_object_put(pol);
 }
 
 static void timestamp(char *buf, size_t len)
@@ -173,7 +220,7 @@ int audit_append(audit_log *a, const audit_entry *e, brig_error **err)
 	json_object_object_add(o, "pooled", json_object_new_boolean(r && r->pooled));
 	add_str(o, "error", r ? r->error : e->refusal);
 	if (e->policy)
-		json_object_object_add(o, "limits", limits_json(e->policy, e->timeout_seconds));
+		limits_json(o, e->policy, e->spec, e->timeout_seconds);
 	const char *js = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
 								   JSON_C_TO_STRING_NOSLASHESCAPE);
 	char *line = xasprintf("%s\n", js);

@@ -19,20 +19,19 @@ typedef struct audit_entry {
 	brig_language language;
 	const char *code_sha256; /* hex */
 	size_t code_bytes;
-	const brig_policy *policy; /* limits in force */
-	int timeout_seconds;       /* effective, after clamping */
-	const brig_result *result; /* NULL when refused before running */
-	const char *refusal;       /* the refusal message when result == NULL */
-	const char *backend;       /* when known */
+	const brig_policy *policy;    /* the policy in force */
+	const struct brig_spec *spec; /* the box as the engine got it; NULL when refused */
+	int timeout_seconds;          /* the request's (0: the policy's), when refused */
+	const brig_result *result;    /* NULL when refused before running */
+	const char *refusal;          /* the refusal message when result == NULL */
+	const char *backend;          /* when known */
 	const char *runtime;
 	const char *image;
 } audit_entry;
 
 int audit_append(audit_log *a, const audit_entry *e, brig_error **err);
 
-/* SHA-256 of data as 64 lowercase hex digits + NUL (src/sha256.c: nettle, loaded for it). */
+/* SHA-256 of data as 64 lowercase hex digits + NUL (src/sha256.c, nettle). */
 void sha256_hex(const void *data, size_t len, char out[65]);
-/* The digest itself: 0, or -1 when libnettle cannot be loaded. */
-int sha256_nettle(const void *data, size_t len, unsigned char md[32]);
 
 #endif

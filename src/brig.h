@@ -21,6 +21,8 @@
 extern "C" {
 #endif
 
+struct json_object; /* json-c's: the *_object functions hand out trees the caller puts */
+
 #if defined(BRIG_BUILDING_LIBRARY)
 #define BRIG_PUBLIC __attribute__((visibility("default")))
 #else
@@ -46,6 +48,9 @@ typedef struct brig_error {
 	int status;      /* a brig_status */
 	int errno_value; /* errno at the failure, 0 if none */
 	char *message;   /* human-readable, with context, no trailing newline */
+	/* The condition may pass by itself (the engine is not reachable yet, or restarting):
+	 * trying again later may help.  False when someone has to change something first. */
+	bool transient;
 } brig_error;
 
 BRIG_PUBLIC void brig_error_free(brig_error *err);
@@ -145,9 +150,16 @@ typedef struct brig_run_options {
 	int cancel_fd;          /* -1, or an fd that becomes readable to cancel the run */
 	const char *front_door; /* "cli", "mcp", "lib": recorded in the audit log */
 	brig_timeout_mode timeout_mode;
+	/* How long to wait for one of the context's max_concurrent_runs slots before failing
+	 * with BRIG_E_BUSY, in ms; 0: the policy's max_timeout_seconds (by then a running run has
+	 * normally reached its deadline), -1: do not wait */
+	int queue_wait_ms;
 } brig_run_options;
 
+/* The caller sets struct_size = sizeof(brig_result) before brig_run; the library writes only the
+ * fields that size covers (fields are only ever appended).  brig_result_clear keeps it. */
 typedef struct brig_result {
+	size_t struct_size;
 	brig_language language;
 	char *image;
 	char *backend; /* "docker-cli", "docker-api", "gvisor" */
@@ -171,36 +183,55 @@ typedef struct brig_result {
 } brig_result;
 
 BRIG_PUBLIC void brig_result_clear(brig_result *res);
-/* The result object as JSON (the shape of DESIGN.md); caller frees. */
+/* The result object as JSON text (caller frees), or as a json-c tree (json_object_put it):
+ * language, image, backend, runtime, exit_code, verdict, stdout, stderr, timed_out,
+ * output_truncated, oom_killed, duration_ms, error, notice, container, code_sha256, pooled. */
 BRIG_PUBLIC char *brig_result_to_json(const brig_result *res, bool pretty);
+BRIG_PUBLIC struct json_object *brig_result_to_object(const brig_result *res);
 
 /* ---- context ----------------------------------------------------------------------------- */
 
 typedef struct brig_ctx brig_ctx;
 
 /* Load the backend plugins and take ownership of `policy` (even on failure).  The policy of a
- * context never changes: a new policy is a new context.  With the policy's warm_pool > 0 the
- * context starts its warm pool in the background (containers started ahead, each used by one
- * run only; brig-policy(5), WARM POOL): set warm_pool to 0 for a short-lived context. */
+ * context never changes: a new policy is a new context.  Nothing is started ahead: see
+ * brig_ctx_start_warm_pool. */
 BRIG_PUBLIC int brig_ctx_new(brig_policy *policy, brig_ctx **out, brig_error **err);
+/* Start the warm pool: the policy's warm_pool containers per language started ahead in the
+ * background, each used by one run only (brig-policy(5), WARM POOL).  Worth it for a
+ * long-lived process (`brig mcp` starts it); a no-op when warm_pool is 0 or it runs already. */
+BRIG_PUBLIC int brig_ctx_start_warm_pool(brig_ctx *ctx, brig_error **err);
+/* Whether a runtime verification another brig process remembered may be used (default true;
+ * `brig doctor` turns it off: a check must check). */
+BRIG_PUBLIC void brig_ctx_set_probe_cache(brig_ctx *ctx, bool use);
 /* Removes the warm pool's containers before it returns.  No run may be in flight. */
 BRIG_PUBLIC void brig_ctx_free(brig_ctx *ctx);
 BRIG_PUBLIC const brig_policy *brig_ctx_policy(const brig_ctx *ctx);
 /* Append audit lines to this file (NULL: the policy's audit_log).  Fails if not writable. */
 BRIG_PUBLIC int brig_ctx_set_audit_log(brig_ctx *ctx, const char *path, brig_error **err);
 
-/* Run one request.  Thread-safe: several runs may share a ctx. */
+/* Run one request.  Thread-safe: several runs may share a ctx; at most the policy's
+ * max_concurrent_runs execute at once, a call beyond that waits for a slot (opts->queue_wait_ms,
+ * watching cancel_fd) and fails with BRIG_E_BUSY when none frees in time.  res->struct_size
+ * must be set. */
 BRIG_PUBLIC int brig_run(brig_ctx *ctx, const brig_request *req, const brig_run_options *opts,
 			 brig_result *res, brig_error **err);
 
 /* What the chosen backend would run for this request, for humans (caller frees). */
 BRIG_PUBLIC int brig_explain(brig_ctx *ctx, const brig_request *req, char **out, brig_error **err);
+/* The same as a json-c tree (json_object_put it), NULL on failure: backend, isolation, runtime,
+ * fallback, notes (what the runtime changed in the box), spec (every field of the final box,
+ * the seccomp profile as its SHA-256) and rendered (the backend's own rendering). */
+BRIG_PUBLIC struct json_object *brig_explain_object(brig_ctx *ctx, const brig_request *req,
+						    brig_error **err);
 
 /* Detection table, the backend `auto` picks and missing images, as JSON (caller frees):
  * {"backends":[{"name","description","isolation","available","reason","version","runtime"}],
  *  "selected":NAME|null,"selection_error":TEXT|null,"isolation_minimum":..,
  *  "images":[{"language","image","present"}]} */
 BRIG_PUBLIC int brig_status_json(brig_ctx *ctx, char **out, brig_error **err);
+/* The same as a json-c tree (json_object_put it); never NULL. */
+BRIG_PUBLIC struct json_object *brig_status_object(brig_ctx *ctx);
 
 /* Remove every container labelled brig whose owning brig process is gone.  Returns the count. */
 BRIG_PUBLIC int brig_gc(brig_ctx *ctx, int *removed, brig_error **err);

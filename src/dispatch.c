@@ -1,8 +1,9 @@
-/* dispatch.c - the context, runtime detection and backend choice.
+/* dispatch.c - the context, backend choice and the status page.
  *
  * `auto` picks the strongest isolation available, then the fastest backend at that level.  A
  * named backend, or a minimum isolation level, that is not available is an error that says why:
- * never a silent fallback to something weaker.
+ * never a silent fallback to something weaker.  When `auto` chose a weaker backend than one it
+ * would have preferred (within the policy's minimum), it says so.
  */
 #include "config.h"
 
@@ -13,6 +14,7 @@
 #include "internal.h"
 #include "loader.h"
 #include "pool.h"
+#include "probe.h"
 
 int brig_ctx_new(brig_policy *policy, brig_ctx **out, brig_error **err)
 {
@@ -21,12 +23,22 @@ int brig_ctx_new(brig_policy *policy, brig_ctx **out, brig_error **err)
 		return brig_fail(err, BRIG_E_USAGE, 0, "brig_ctx_new: no policy");
 	brig_ctx *ctx = xcalloc(1, sizeof *ctx);
 	ctx->policy = policy;
+	ctx->use_probe_cache = true;
 	pthread_mutex_init(&ctx->lock, NULL);
+	cond_init_monotonic(&ctx->slot_free);
 	int r = loader_load_dir(loader_backend_dir(), &ctx->backends, &ctx->n_backends,
 				&ctx->refused, err);
 	if (r < 0) {
 		brig_ctx_free(ctx);
 		return r;
+	}
+	for (size_t i = 0; i < ctx->n_backends; i++) {
+		loaded_backend *lb = &ctx->backends[i];
+		const char *rt =
+			lb->be->isolation >= BRIG_ISOLATION_GVISOR ? policy->gvisor_runtime : NULL;
+		if (!rt && BE_HAS(lb->be, default_runtime))
+			rt = lb->be->default_runtime;
+		lb->runtime = xstrdup(rt ? rt : "runc");
 	}
 	if (policy->audit_log) {
 		r = brig_ctx_set_audit_log(ctx, policy->audit_log, err);
@@ -35,9 +47,23 @@ int brig_ctx_new(brig_policy *policy, brig_ctx **out, brig_error **err)
 			return r;
 		}
 	}
-	ctx->pool = pool_new(ctx); /* warm_pool 0: NULL; never blocks */
 	*out = ctx;
 	return 0;
+}
+
+int brig_ctx_start_warm_pool(brig_ctx *ctx, brig_error **err)
+{
+	(void)err;
+	pthread_mutex_lock(&ctx->lock);
+	if (!ctx->pool)
+		ctx->pool = pool_new(ctx); /* warm_pool 0: NULL; never blocks */
+	pthread_mutex_unlock(&ctx->lock);
+	return 0;
+}
+
+void brig_ctx_set_probe_cache(brig_ctx *ctx, bool use)
+{
+	ctx->use_probe_cache = use;
 }
 
 void brig_ctx_free(brig_ctx *ctx)
@@ -51,6 +77,7 @@ void brig_ctx_free(brig_ctx *ctx)
 	strv_free(ctx->refused);
 	audit_close(ctx->audit);
 	brig_policy_free(ctx->policy);
+	pthread_cond_destroy(&ctx->slot_free);
 	pthread_mutex_destroy(&ctx->lock);
 	free(ctx);
 }
@@ -73,30 +100,39 @@ int brig_ctx_set_audit_log(brig_ctx *ctx, const char *path, brig_error **err)
 	return 0;
 }
 
-/* pthread_once has no argument: the backend being probed is handed over in a thread-local. */
-static __thread loaded_backend *probing;
-
-static void probe_once_fn(void)
+spec_target dispatch_target(const loaded_backend *lb)
 {
-	loaded_backend *lb = probing;
-	brig_error *e = NULL;
-	memset(&lb->info, 0, sizeof lb->info);
-	if (lb->be->probe(&lb->info, &e) < 0) {
-		lb->info.available = false;
-		snprintf(lb->info.reason, sizeof lb->info.reason, "probe failed: %s",
-			 e ? e->message : "unknown error");
-		brig_error_free(e);
-	}
-	if (!lb->info.available && !lb->info.reason[0])
-		snprintf(lb->info.reason, sizeof lb->info.reason,
-			 "not available (no reason given)");
+	return (spec_target){ .runtime = lb->runtime, .isolation = lb->be->isolation };
 }
 
-void backend_probe(loaded_backend *lb)
+uint32_t dispatch_missing_features(const loaded_backend *lb, const brig_spec *spec,
+				   bool cancellable)
 {
-	probing = lb;
-	pthread_once(&lb->probe_once, probe_once_fn);
-	probing = NULL;
+	uint32_t need = 0;
+	if (spec->seccomp_profile)
+		need |= BRIG_FEATURE_SECCOMP_PROFILE;
+	if (cancellable)
+		need |= BRIG_FEATURE_CANCEL;
+	if (spec->mounts && spec->mounts[0])
+		need |= BRIG_FEATURE_MOUNTS;
+	if (spec->network && strcmp(spec->network, "none") != 0 &&
+	    strcmp(spec->network, "bridge") != 0)
+		need |= BRIG_FEATURE_NETWORKS;
+	return need & ~lb->be->features;
+}
+
+char *dispatch_feature_names(uint32_t bits)
+{
+	static const char *const names[] = { "a seccomp profile", "cancellation", "mounts",
+					     "networks" };
+	strbuf sb;
+	sb_init(&sb);
+	for (unsigned i = 0; i < sizeof names / sizeof names[0]; i++)
+		if (bits & (1u << i))
+			sb_printf(&sb, "%s%s", sb.len ? ", " : "", names[i]);
+	if (!sb.len)
+		sb_puts(&sb, "nothing");
+	return sb_steal(&sb);
 }
 
 static loaded_backend *find_backend(brig_ctx *ctx, const char *name)
@@ -118,8 +154,28 @@ static char *loaded_names(const brig_ctx *ctx)
 	return sb_steal(&sb);
 }
 
-static int select_named(brig_ctx *ctx, const brig_policy *p, loaded_backend **out, brig_error **err)
+/* The error of an unavailable backend: transient when its probe said so. */
+static int unavailable(brig_error **err, const brig_probe_info *info, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static int unavailable(brig_error **err, const brig_probe_info *info, const char *fmt, ...)
 {
+	va_list ap;
+	va_start(ap, fmt);
+	brig_error *e = brig_error_newv(BRIG_E_UNAVAILABLE, 0, fmt, ap);
+	va_end(ap);
+	e->transient = info && info->transient;
+	if (err) {
+		brig_error_free(*err);
+		*err = e;
+	} else {
+		brig_error_free(e);
+	}
+	return BRIG_E_UNAVAILABLE;
+}
+
+static int select_named(brig_ctx *ctx, loaded_backend **out, brig_error **err)
+{
+	const brig_policy *p = ctx->policy;
 	loaded_backend *lb = find_backend(ctx, p->backend);
 	if (!lb) {
 		cleanup_free char *names = loaded_names(ctx);
@@ -135,10 +191,10 @@ static int select_named(brig_ctx *ctx, const brig_policy *p, loaded_backend **ou
 			"refusing to run with weaker isolation",
 			p->backend, brig_isolation_name(lb->be->isolation),
 			brig_isolation_name(p->isolation));
-	backend_probe(lb);
-	if (!lb->info.available)
-		return brig_fail(err, BRIG_E_UNAVAILABLE, 0, "backend %s is not available: %s",
-				 p->backend, lb->info.reason);
+	brig_probe_info info;
+	if (!probe_backend(ctx, lb, &info))
+		return unavailable(err, &info, "backend %s is not available: %s", p->backend,
+				   info.reason);
 	*out = lb;
 	return 0;
 }
@@ -152,8 +208,9 @@ static int candidate_cmp(const void *a, const void *b)
 	return x->be->speed_rank - y->be->speed_rank;
 }
 
-static int select_auto(brig_ctx *ctx, const brig_policy *p, loaded_backend **out, brig_error **err)
+static int select_auto(brig_ctx *ctx, loaded_backend **out, char **fallback, brig_error **err)
 {
+	const brig_policy *p = ctx->policy;
 	loaded_backend **cand = xcalloc(ctx->n_backends + 1, sizeof(loaded_backend *));
 	size_t n = 0;
 	for (size_t i = 0; i < ctx->n_backends; i++)
@@ -162,35 +219,49 @@ static int select_auto(brig_ctx *ctx, const brig_policy *p, loaded_backend **out
 	qsort(cand, n, sizeof(loaded_backend *), candidate_cmp);
 	strbuf why;
 	sb_init(&why);
+	bool transient = false;
+	int best_isolation = n ? cand[0]->be->isolation : 0;
 	for (size_t i = 0; i < n; i++) {
-		backend_probe(cand[i]);
-		if (cand[i]->info.available) {
+		brig_probe_info info;
+		if (probe_backend(ctx, cand[i], &info)) {
 			*out = cand[i];
+			if (fallback && cand[i]->be->isolation < best_isolation)
+				*fallback = xasprintf(
+					"ran with %s isolation (%s): the stronger backend is not "
+					"available now%s",
+					brig_isolation_name(cand[i]->be->isolation),
+					cand[i]->be->name, why.data);
 			free(cand);
 			sb_free(&why);
 			return 0;
 		}
-		sb_printf(&why, "; %s: %s", cand[i]->be->name, cand[i]->info.reason);
+		transient = transient || info.transient;
+		sb_printf(&why, "; %s: %s", cand[i]->be->name, info.reason);
 	}
 	free(cand);
-	int r = brig_fail(err, BRIG_E_UNAVAILABLE, 0,
-			  "no backend provides %s isolation or stronger here%s%s",
-			  brig_isolation_name(p->isolation),
-			  n ? "" : " (none installed at that level)", why.data ? why.data : "");
+	brig_probe_info t = { .transient = transient };
+	int r = unavailable(err, &t, "no backend provides %s isolation or stronger here%s%s",
+			    brig_isolation_name(p->isolation),
+			    n ? "" : " (none installed at that level)", why.data ? why.data : "");
 	sb_free(&why);
 	return r;
 }
 
-int dispatch_select(brig_ctx *ctx, const brig_policy *p, loaded_backend **out, brig_error **err)
+int dispatch_select(brig_ctx *ctx, loaded_backend **out, char **fallback, brig_error **err)
 {
-	if (strcmp(p->backend, "auto") == 0)
-		return select_auto(ctx, p, out, err);
-	return select_named(ctx, p, out, err);
+	if (fallback)
+		*fallback = NULL;
+	if (strcmp(ctx->policy->backend, "auto") == 0)
+		return select_auto(ctx, out, fallback, err);
+	return select_named(ctx, out, err);
 }
 
-static json_object *backend_json(loaded_backend *lb)
+/* ---- the status page ------------------------------------------------------------------------- */
+
+static json_object *backend_json(brig_ctx *ctx, loaded_backend *lb)
 {
-	backend_probe(lb);
+	brig_probe_info info;
+	probe_backend(ctx, lb, &info);
 	json_object *o = json_object_new_object();
 	json_object_object_add(o, "name", json_object_new_string(lb->be->name));
 	json_object_object_add(
@@ -198,11 +269,13 @@ static json_object *backend_json(loaded_backend *lb)
 		json_object_new_string(lb->be->description ? lb->be->description : ""));
 	json_object_object_add(o, "isolation",
 			       json_object_new_string(brig_isolation_name(lb->be->isolation)));
-	json_object_object_add(o, "available", json_object_new_boolean(lb->info.available));
+	json_object_object_add(o, "available", json_object_new_boolean(info.available));
 	json_object_object_add(o, "reason",
-			       lb->info.available ? NULL : json_object_new_string(lb->info.reason));
-	json_object_object_add(o, "version", json_object_new_string(lb->info.version));
-	json_object_object_add(o, "runtime", json_object_new_string(lb->info.runtime));
+			       info.available ? NULL : json_object_new_string(info.reason));
+	json_object_object_add(o, "transient",
+			       json_object_new_boolean(!info.available && info.transient));
+	json_object_object_add(o, "version", json_object_new_string(info.version));
+	json_object_object_add(o, "runtime", json_object_new_string(lb->runtime));
 	json_object_object_add(o, "path", json_object_new_string(lb->path));
 	return o;
 }
@@ -210,17 +283,20 @@ static json_object *backend_json(loaded_backend *lb)
 static json_object *images_json(brig_ctx *ctx, loaded_backend *sel)
 {
 	json_object *arr = json_object_new_array();
-	int (*exists)(const char *, brig_error **) = sel ? BE_HOOK(sel->be, image_exists) : NULL;
+	int (*lookup)(const char *, char *, size_t, brig_error **) =
+		sel ? BE_HOOK(sel->be, image_id) : NULL;
 	for (int l = 0; l < BRIG_LANG_COUNT; l++) {
 		json_object *o = json_object_new_object();
 		const char *img = ctx->policy->images[l];
+		char id[128] = "";
 		json_object_object_add(o, "language",
 				       json_object_new_string(brig_language_name(l)));
 		json_object_object_add(o, "image", json_object_new_string(img));
 		brig_error *e = NULL;
-		int r = exists ? exists(img, &e) : -1;
+		int r = lookup ? lookup(img, id, sizeof id, &e) : -1;
 		json_object_object_add(o, "present",
 				       r < 0 ? NULL : json_object_new_boolean(r == 1));
+		json_object_object_add(o, "id", r == 1 ? json_object_new_string(id) : NULL);
 		if (r < 0 && e)
 			json_object_object_add(o, "error", json_object_new_string(e->message));
 		brig_error_free(e);
@@ -229,12 +305,12 @@ static json_object *images_json(brig_ctx *ctx, loaded_backend *sel)
 	return arr;
 }
 
-int brig_status_json(brig_ctx *ctx, char **out, brig_error **err)
+json_object *brig_status_object(brig_ctx *ctx)
 {
 	json_object *o = json_object_new_object();
 	json_object *arr = json_object_new_array();
 	for (size_t i = 0; i < ctx->n_backends; i++)
-		json_object_array_add(arr, backend_json(&ctx->backends[i]));
+		json_object_array_add(arr, backend_json(ctx, &ctx->backends[i]));
 	json_object_object_add(o, "backends", arr);
 	json_object *ref = json_object_new_array();
 	for (char **r = ctx->refused; r && *r; r++)
@@ -246,27 +322,37 @@ int brig_status_json(brig_ctx *ctx, char **out, brig_error **err)
 			       json_object_new_string(brig_isolation_name(ctx->policy->isolation)));
 	loaded_backend *sel = NULL;
 	brig_error *e = NULL;
-	if (dispatch_select(ctx, ctx->policy, &sel, &e) == 0 && sel) {
+	char *fallback = NULL;
+	if (dispatch_select(ctx, &sel, &fallback, &e) == 0 && sel) {
 		json_object_object_add(o, "selected", json_object_new_string(sel->be->name));
 		json_object_object_add(
 			o, "isolation",
 			json_object_new_string(brig_isolation_name(sel->be->isolation)));
-		json_object_object_add(o, "runtime", json_object_new_string(sel->info.runtime));
+		json_object_object_add(o, "runtime", json_object_new_string(sel->runtime));
 		json_object_object_add(o, "selection_error", NULL);
 	} else {
 		json_object_object_add(o, "selected", NULL);
 		json_object_object_add(o, "isolation", NULL);
 		json_object_object_add(o, "runtime", NULL);
-		json_object_object_add(o, "selection_error", json_object_new_string(e->message));
+		json_object_object_add(o, "selection_error",
+				       json_object_new_string(e ? e->message : "no backend"));
 	}
+	json_object_object_add(o, "fallback", fallback ? json_object_new_string(fallback) : NULL);
+	free(fallback);
 	brig_error_free(e);
 	json_object_object_add(o, "images", images_json(ctx, sel));
 	json_object_object_add(o, "pool", pool_status_json(ctx->pool, ctx->policy));
+	return o;
+}
+
+int brig_status_json(brig_ctx *ctx, char **out, brig_error **err)
+{
+	(void)err;
+	json_object *o = brig_status_object(ctx);
 	*out = xstrdup(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY |
 								 JSON_C_TO_STRING_SPACED |
 								 JSON_C_TO_STRING_NOSLASHESCAPE));
 	json_object_put(o);
-	(void)err;
 	return 0;
 }
 
@@ -288,35 +374,7 @@ void brig_policy_get_limits(const brig_policy *p, brig_policy_limits *out)
 	};
 }
 
-/* Is the brig process named by an owner label "pid:starttime" still alive?  The start time
- * (field 22 of /proc/PID/stat) tells a live owner from a reused pid. */
-static bool owner_alive(const char *owner)
-{
-	long pid = 0;
-	const char *colon = strchr(owner, ':');
-	if (!colon)
-		return false;
-	cleanup_free char *pid_s = xstrndup(owner, (size_t)(colon - owner));
-	if (!parse_long(pid_s, 1, 1L << 30, &pid))
-		return false;
-	char path[64];
-	snprintf(path, sizeof path, "/proc/%ld/stat", pid);
-	FILE *f = fopen(path, "re");
-	if (!f)
-		return false;
-	char buf[1024];
-	size_t n = fread(buf, 1, sizeof buf - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	char *p = strrchr(buf, ')');
-	if (!p)
-		return false;
-	/* after ") " come fields 3..; starttime is field 22, i.e. the 20th after the ')' */
-	char *save = NULL, *tok = strtok_r(p + 1, " ", &save);
-	for (int field = 3; tok && field < 22; field++)
-		tok = strtok_r(NULL, " ", &save);
-	return tok && strcmp(tok, colon + 1) == 0;
-}
+/* ---- gc -------------------------------------------------------------------------------------- */
 
 int brig_gc(brig_ctx *ctx, int *removed, brig_error **err)
 {
@@ -324,10 +382,8 @@ int brig_gc(brig_ctx *ctx, int *removed, brig_error **err)
 	loaded_backend *lb = NULL;
 	for (size_t i = 0; i < ctx->n_backends && !lb; i++) {
 		loaded_backend *c = &ctx->backends[i];
-		if (!BE_HOOK(c->be, list_labelled) || !BE_HOOK(c->be, remove))
-			continue;
-		backend_probe(c);
-		if (c->info.available)
+		if (BE_HOOK(c->be, list_labelled) && BE_HOOK(c->be, remove) &&
+		    probe_backend(ctx, c, NULL))
 			lb = c;
 	}
 	if (!lb)
@@ -338,7 +394,7 @@ int brig_gc(brig_ctx *ctx, int *removed, brig_error **err)
 	if (r < 0)
 		return r;
 	for (size_t i = 0; names && names[i]; i++) {
-		if (owners[i] && owner_alive(owners[i]))
+		if (owners[i] && proc_owner_alive(owners[i]))
 			continue;
 		brig_error *e = NULL;
 		if (lb->be->remove(names[i], &e) == 0)

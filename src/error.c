@@ -4,6 +4,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "lang.h"
 #include "util.h"
 
 void brig_error_free(brig_error *err)
@@ -30,33 +31,16 @@ int brig_status_exit_code(int status)
 	}
 }
 
-static const char *const language_names[BRIG_LANG_COUNT] = { "python", "node", "shell" };
-
 const char *brig_language_name(brig_language lang)
 {
-	if ((unsigned)lang >= BRIG_LANG_COUNT)
-		return "unknown";
-	return language_names[lang];
+	const lang_info *li = lang_get(lang);
+	return li ? li->name : "unknown";
 }
 
 int brig_language_parse(const char *name)
 {
-	static const struct {
-		const char *alias;
-		brig_language lang;
-	} aliases[] = {
-		{ "python", BRIG_LANG_PYTHON },  { "py", BRIG_LANG_PYTHON },
-		{ "python3", BRIG_LANG_PYTHON }, { "node", BRIG_LANG_NODE },
-		{ "nodejs", BRIG_LANG_NODE },    { "javascript", BRIG_LANG_NODE },
-		{ "js", BRIG_LANG_NODE },        { "shell", BRIG_LANG_SHELL },
-		{ "sh", BRIG_LANG_SHELL },
-	};
-	if (!name)
-		return -1;
-	for (size_t i = 0; i < sizeof aliases / sizeof aliases[0]; i++)
-		if (strcasecmp(name, aliases[i].alias) == 0)
-			return (int)aliases[i].lang;
-	return -1;
+	const lang_info *li = lang_by_alias(name);
+	return li ? (int)li->lang : -1;
 }
 
 const char *brig_verdict_name(brig_verdict v)

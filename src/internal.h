@@ -2,22 +2,29 @@
 #ifndef BRIG_INTERNAL_H
 #define BRIG_INTERNAL_H
 
+#include <json-c/json.h>
 #include <pthread.h>
 
 #include "audit.h"
 #include "brig-backend.h"
 #include "brig.h"
 #include "policy.h"
+#include "spec.h"
 #include "util.h"
 
-/* A plugin that loaded and passed the ABI checks, with its probe cached for the process. */
+/* A plugin that loaded and passed the ABI checks. */
 typedef struct loaded_backend {
 	char *path;
 	void *handle;
 	const brig_backend *be;
-	pthread_once_t probe_once;
-	brig_probe_info info; /* valid after probe_once ran */
-	char *probe_error;    /* probe() itself failed */
+	char *runtime; /* the OCI runtime the host runs it with (its default, or the policy's
+			* gvisor_runtime): fixed for the context */
+	/* probe.c: the last answer and how long it holds, under probe_lock */
+	pthread_mutex_t probe_lock;
+	brig_probe_info info;
+	int64_t checked_at;  /* monotonic ms of the last probe; 0: never */
+	int64_t valid_until; /* monotonic ms; INT64_MAX: until probe_invalidate */
+	int backoff_ms;      /* how long the next negative answer holds */
 } loaded_backend;
 
 typedef struct brig_pool brig_pool;
@@ -28,17 +35,28 @@ struct brig_ctx {
 	size_t n_backends;
 	char **refused; /* "path: reason" for plugins that were not loaded */
 	audit_log *audit;
-	pthread_mutex_t lock;
-	brig_pool *pool; /* the warm pool (pool.h), NULL when off */
+	pthread_mutex_t lock; /* audit, run slots */
+	pthread_cond_t slot_free;
+	int running;          /* brig_run calls holding a slot (max_concurrent_runs) */
+	brig_pool *pool;      /* the warm pool (pool.h), NULL when off */
+	bool use_probe_cache; /* take a verification other processes remembered (not doctor) */
 };
 
 /* A hook the plugin's table is long enough to have (appended hooks are checked by size). */
-#define BE_HAS(be, field)  ((be)->struct_size >= offsetof(brig_backend, field) + sizeof((be)->field))
+#define BE_HAS(be, field)  BRIG_HAS_FIELD(be, brig_backend, field)
 #define BE_HOOK(be, field) (BE_HAS(be, field) ? (be)->field : NULL)
 
 /* dispatch.c */
-void backend_probe(loaded_backend *lb);
-/* The backend the policy selects (backend name / auto, isolation minimum); never a fallback. */
-int dispatch_select(brig_ctx *ctx, const brig_policy *p, loaded_backend **out, brig_error **err);
+/* The backend the policy selects (backend name / auto, isolation minimum); never a silent
+ * fallback: when `auto` could not use a stronger backend than the one it chose, *fallback (if
+ * not NULL) says which and why (malloc'ed), else it is NULL. */
+int dispatch_select(brig_ctx *ctx, loaded_backend **out, char **fallback, brig_error **err);
+/* The target (runtime, isolation) of boxes for backend lb. */
+spec_target dispatch_target(const loaded_backend *lb);
+/* The features a spec needs that lb lacks, or 0. */
+uint32_t dispatch_missing_features(const loaded_backend *lb, const brig_spec *spec,
+				   bool cancellable);
+/* "seccomp profile, cancel" for the missing bits (malloc'ed). */
+char *dispatch_feature_names(uint32_t bits);
 
 #endif

@@ -6,6 +6,8 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "loader.h"
 
@@ -103,6 +105,31 @@ static int check_table(const char *path, const brig_backend *be, brig_error **er
 	return 0;
 }
 
+/* Code loaded into every brig process: the plugin directory and each file must belong to root
+ * or to the user running brig, and nobody else may write them (else anyone who can write there
+ * runs code as that user, with the Docker socket).  With the directory safe, a file cannot be
+ * swapped after the check. */
+static int check_owner(const char *path, const char *what, bool want_dir, brig_error **err)
+{
+	struct stat st;
+	if (stat(path, &st) < 0)
+		return brig_fail(err, BRIG_E_PLUGIN, errno, "%s %s", what, path);
+	if (want_dir ? !S_ISDIR(st.st_mode) : !S_ISREG(st.st_mode))
+		return brig_fail(err, BRIG_E_PLUGIN, 0, "%s %s is not a %s", what, path,
+				 want_dir ? "directory" : "regular file");
+	if (st.st_uid != 0 && st.st_uid != geteuid())
+		return brig_fail(
+			err, BRIG_E_PLUGIN, 0,
+			"%s %s belongs to uid %u, neither root nor this user (%u): refused", what,
+			path, (unsigned)st.st_uid, (unsigned)geteuid());
+	if (st.st_mode & (S_IWGRP | S_IWOTH))
+		return brig_fail(err, BRIG_E_PLUGIN, 0,
+				 "%s %s is writable by %s (mode %04o): refused; chmod go-w it",
+				 what, path, st.st_mode & S_IWOTH ? "everyone" : "its group",
+				 (unsigned)(st.st_mode & 07777));
+	return 0;
+}
+
 int loader_load_file(const char *path, loaded_backend *out, brig_error **err)
 {
 	memset(out, 0, sizeof *out);
@@ -110,6 +137,9 @@ int loader_load_file(const char *path, loaded_backend *out, brig_error **err)
 		return brig_fail(err, BRIG_E_PLUGIN, 0,
 				 "%s: plugins are loaded from absolute paths only",
 				 path ? path : "(null)");
+	int r = check_owner(path, "plugin", false, err);
+	if (r < 0)
+		return r;
 	void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
 	if (!h)
 		return brig_fail(err, BRIG_E_PLUGIN, 0, "%s: cannot load: %s", path, dlerror());
@@ -126,7 +156,7 @@ int loader_load_file(const char *path, loaded_backend *out, brig_error **err)
 		return brig_fail(err, BRIG_E_PLUGIN, 0, "%s: the plugin declined backend ABI %u",
 				 path, BRIG_BACKEND_ABI_MAJOR);
 	}
-	int r = check_table(path, be, err);
+	r = check_table(path, be, err);
 	if (r < 0) {
 		dlclose(h);
 		return r;
@@ -134,7 +164,7 @@ int loader_load_file(const char *path, loaded_backend *out, brig_error **err)
 	out->path = xstrdup(path);
 	out->handle = h;
 	out->be = be;
-	out->probe_once = (pthread_once_t)PTHREAD_ONCE_INIT;
+	pthread_mutex_init(&out->probe_lock, NULL);
 	return 0;
 }
 
@@ -142,10 +172,12 @@ void loader_unload(loaded_backend *lb)
 {
 	if (!lb)
 		return;
-	if (lb->handle)
+	if (lb->handle) {
 		dlclose(lb->handle);
+		pthread_mutex_destroy(&lb->probe_lock);
+	}
 	free(lb->path);
-	free(lb->probe_error);
+	free(lb->runtime);
 	memset(lb, 0, sizeof *lb);
 }
 
@@ -198,6 +230,9 @@ int loader_load_dir(const char *dir, loaded_backend **list, size_t *n, char ***r
 			err, BRIG_E_PLUGIN, 0,
 			"backend directory %s: must be an absolute path (BRIG_BACKEND_DIR)",
 			dir ? dir : "(null)");
+	int r = check_owner(dir, "backend directory", true, err);
+	if (r < 0)
+		return r;
 	DIR *d = opendir(dir);
 	if (!d)
 		return brig_fail(err, BRIG_E_PLUGIN, errno, "cannot open backend directory %s",

@@ -31,9 +31,13 @@
 #define STOP_HELPERS     12           /* extra threads removing containers at the stop */
 #define POOL_ERROR_BYTES 300
 /* A worker with nothing to do for this long exits: an idle pool holds no thread, and the
- * exiting threads' malloc caches go back to the heap, which the last one trims (issue 7: idle
+ * exiting threads' malloc caches go back to the heap, which the last one trims (for an idle
  * `brig mcp` RSS).  A new one costs ~50 us next to a container start's ~100s of ms. */
 #define WORKER_IDLE_MS 500
+/* How often the pool asks the dispatcher which backend runs get (cheap: its answers are
+ * cached), and how soon again when there was none. */
+#define POOL_CHOOSE_EVERY_MS 5000
+#define POOL_CHOOSE_RETRY_MS 2000
 
 struct pool_entry {
 	pool_entry *next;
@@ -42,7 +46,7 @@ struct pool_entry {
 	void *handle;    /* the backend's */
 };
 
-enum pool_state { POOL_STARTING, POOL_ON, POOL_DISABLED };
+enum pool_state { POOL_STARTING, POOL_ON, POOL_WAITING, POOL_DISABLED };
 
 struct brig_pool {
 	brig_ctx *ctx;
@@ -55,7 +59,8 @@ struct brig_pool {
 	enum pool_state state;
 	bool choosing;
 	const loaded_backend *lb;
-	char *reason; /* why POOL_DISABLED */
+	int64_t choose_at; /* when to ask the dispatcher again (follow_backend) */
+	char *reason;      /* why POOL_WAITING or POOL_DISABLED */
 	pool_entry *idle[BRIG_LANG_COUNT];
 	int n_idle[BRIG_LANG_COUNT], n_starting[BRIG_LANG_COUNT];
 	int64_t retry_at[BRIG_LANG_COUNT];
@@ -176,19 +181,21 @@ static void set_error(brig_pool *p, int lang, const char *msg)
 
 /* ---- workers ---------------------------------------------------------------------------- */
 
-/* Choose the backend once; the other workers wait for the answer.  Locked on entry/exit. */
-static void choose_backend(brig_pool *p)
+/* Follow the dispatcher's choice: the backend a run would get now (the probes expire, so it
+ * can change: dockerd came up, gVisor passed its smoke test later).  Idle containers of another
+ * backend are drained.  Locked on entry and exit; false when no backend can fill the pool now
+ * (p->reason says why; asked again after pool_retry_at). */
+static bool follow_backend(brig_pool *p)
 {
-	while (p->choosing)
-		pthread_cond_wait(&p->changed, &p->lock);
-	if (p->state != POOL_STARTING)
-		return;
+	int64_t now = now_ms();
+	if (p->choosing || now < p->choose_at)
+		return p->lb != NULL && p->state == POOL_ON;
 	p->choosing = true;
 	pthread_mutex_unlock(&p->lock);
 	loaded_backend *lb = NULL;
 	brig_error *e = NULL;
 	char *why = NULL;
-	if (dispatch_select(p->ctx, p->ctx->policy, &lb, &e) < 0)
+	if (dispatch_select(p->ctx, &lb, NULL, &e) < 0)
 		why = xasprintf("no backend: %s", e && e->message ? e->message : "?");
 	else if (!BE_HOOK(lb->be, prepare) || !BE_HOOK(lb->be, run_prepared) ||
 		 !BE_HOOK(lb->be, discard))
@@ -196,13 +203,22 @@ static void choose_backend(brig_pool *p)
 	brig_error_free(e);
 	pthread_mutex_lock(&p->lock);
 	p->choosing = false;
-	p->lb = why ? NULL : lb;
+	/* asked again at the next refill after a short while: the dispatcher's answer is cached
+	 * anyway, and a negative one expires by itself */
+	p->choose_at = now_ms() + (why ? POOL_CHOOSE_RETRY_MS : POOL_CHOOSE_EVERY_MS);
+	const loaded_backend *chosen = why ? NULL : lb;
+	if (chosen != p->lb) {
+		for (int l = 0; l < BRIG_LANG_COUNT; l++)
+			drain(p, l);
+		core_debug("pool: %s%s", why ? "waiting: " : "backend ",
+			   why ? why : chosen->be->name);
+	}
+	p->lb = chosen;
+	free(p->reason);
 	p->reason = why;
-	p->state = why ? POOL_DISABLED : POOL_ON;
-	core_debug("pool: %s%s%s", why ? "disabled: " : "backend ", why ? why : lb->be->name,
-		   why ? "" : ", filling");
+	p->state = why ? POOL_WAITING : POOL_ON;
 	pthread_cond_broadcast(&p->changed);
-	wake_workers(p);
+	return p->state == POOL_ON;
 }
 
 /* Start one container for `lang` (no lock held): the spec a run of `lang` would get. */
@@ -211,12 +227,18 @@ static pool_entry *start_one(brig_pool *p, int lang, brig_error **err)
 	const loaded_backend *lb = p->lb;
 	brig_request req = { .language = (brig_language)lang, .code = "", .code_len = 0 };
 	brig_spec *spec = NULL;
-	char *notice = NULL;
-	int r = policy_make_spec(p->ctx->policy, &req, BRIG_TIMEOUT_CLAMP, lb->info.runtime,
-				 lb->be->isolation, &spec, &notice, err);
-	free(notice);
+	spec_target t = dispatch_target(lb);
+	int r = spec_build(p->ctx->policy, &req, BRIG_TIMEOUT_CLAMP, &t, &spec, NULL, err);
 	if (r < 0)
 		return NULL;
+	uint32_t missing = dispatch_missing_features(lb, spec, true);
+	if (missing) {
+		cleanup_free char *names = dispatch_feature_names(missing);
+		brig_fail(err, BRIG_E_UNAVAILABLE, 0, "backend %s lacks support for %s",
+			  lb->be->name, names);
+		spec_free(spec);
+		return NULL;
+	}
 	void *handle = NULL;
 	int64_t t0 = now_ms();
 	if (lb->be->prepare(spec, &handle, err) < 0) {
@@ -287,18 +309,20 @@ static void *worker_main(void *arg)
 	brig_pool *p = w->owner;
 	int64_t idle_since = 0;
 	pthread_mutex_lock(&p->lock);
-	if (!p->stopping)
-		choose_backend(p);
 	for (;;) {
 		if (p->removals) {
 			remove_one(p);
 			idle_since = 0;
 			continue;
 		}
-		if (p->stopping || p->state != POOL_ON)
+		if (p->stopping || p->state == POOL_DISABLED)
 			break;
 		int64_t now = now_ms(), wake_at = 0;
-		int lang = pick_language(p, now, &wake_at);
+		int lang = -1;
+		if (follow_backend(p))
+			lang = pick_language(p, now, &wake_at);
+		else if (!p->choosing)
+			wake_at = p->choose_at; /* no backend now: ask again then */
 		if (lang >= 0) {
 			refill(p, lang);
 			idle_since = 0;
@@ -430,6 +454,12 @@ pool_entry *pool_take(brig_pool *p, const loaded_backend *lb, brig_language lang
 		return NULL;
 	pthread_mutex_lock(&p->lock);
 	pool_entry *e = p->idle[lang];
+	if (p->lb != lb) { /* the dispatcher chose another backend: follow it now */
+		p->choose_at = 0;
+		wake_workers(p);
+		pthread_mutex_unlock(&p->lock);
+		return NULL;
+	}
 	if (e && e->lb == lb && !spec_same_box(e->spec, spec)) {
 		core_debug("pool: %s: the box changed (policy files?): draining %d idle",
 			   brig_language_name(lang), p->n_idle[lang]);
@@ -448,9 +478,9 @@ pool_entry *pool_take(brig_pool *p, const loaded_backend *lb, brig_language lang
 	return e;
 }
 
-char *pool_entry_name(const pool_entry *e)
+brig_spec *pool_entry_spec(pool_entry *e)
 {
-	return e->spec->name;
+	return e->spec;
 }
 
 void *pool_entry_handle(const pool_entry *e)
@@ -501,9 +531,10 @@ static json_object *languages_json(const brig_pool *p)
 
 json_object *pool_status_json(brig_pool *p, const brig_policy *policy)
 {
-	static const char *const states[] = {
-		[POOL_STARTING] = "starting", [POOL_ON] = "on", [POOL_DISABLED] = "disabled"
-	};
+	static const char *const states[] = { [POOL_STARTING] = "starting",
+					      [POOL_ON] = "on",
+					      [POOL_WAITING] = "waiting",
+					      [POOL_DISABLED] = "disabled" };
 	json_object *o = json_object_new_object();
 	json_object_object_add(o, "warm_pool", json_object_new_int(policy->warm_pool));
 	json_object_object_add(o, "memory_budget_mb",

@@ -2,13 +2,15 @@
  * STARTED with exactly the box the next run of that language gets, each with its interpreter
  * blocked reading the code from stdin.
  *
- * Rules (issue 7): a container runs untrusted code once and is never reused; the pool never
+ * Rules: a container runs untrusted code once and is never reused; the pool never
  * holds more than warm_pool idle (or starting) containers per language; idle + starting +
  * running containers times memory_mb stay within memory_budget_mb, or the pool stops
  * refilling; the containers carry the brig labels (brig gc removes them when their owner
  * died); brig_ctx_free removes them all before it returns.  A run whose spec no longer
  * matches the idle containers' box (a changed seccomp profile file) drains that language.
- * The policy of a context is immutable: a new policy is a new context with a new pool.
+ * The policy of a context is immutable: a new policy is a new context with a new pool.  The
+ * pool follows the dispatcher's choice of backend (it changes when probes expire), draining the
+ * containers of a backend runs no longer get.
  *
  * Workers (at most POOL_WORKERS threads) refill in the background and remove used and
  * drained containers, removals first.
@@ -27,7 +29,7 @@
 typedef struct pool_entry pool_entry;
 
 /* The pool of ctx, its workers started; NULL when the policy's warm_pool is 0.  Never
- * blocks: the backend is chosen and probed by the workers. */
+ * blocks: the backend is chosen (and probed) by the workers, again and again. */
 brig_pool *pool_new(brig_ctx *ctx);
 /* Stop refilling, remove every container (idle, starting, used), join the workers. */
 void pool_free(brig_pool *pool);
@@ -36,7 +38,8 @@ void pool_free(brig_pool *pool);
  * of another box: then that language is drained and refilled with the current box). */
 pool_entry *pool_take(brig_pool *pool, const loaded_backend *lb, brig_language lang,
 		      const brig_spec *spec);
-char *pool_entry_name(const pool_entry *e);
+/* The box it was started with; the caller sets this run's stdin and timeout on it. */
+brig_spec *pool_entry_spec(pool_entry *e);
 void *pool_entry_handle(const pool_entry *e);
 /* A taken container is done with (run or not): removed in the background. */
 void pool_release(brig_pool *pool, pool_entry *e);

@@ -4,6 +4,7 @@
 #include <json-c/json.h>
 #include <string.h>
 
+#include "text.h"
 #include "util.h"
 
 void brig_result_clear(brig_result *res)
@@ -18,59 +19,18 @@ void brig_result_clear(brig_result *res)
 	free(res->error);
 	free(res->notice);
 	free(res->container);
-	memset(res, 0, sizeof *res);
+	size_t size = res->struct_size;
+	memset(res, 0, size < sizeof *res && size ? size : sizeof *res);
+	res->struct_size = size;
 	res->exit_code = -1;
-}
-
-/* Length of the valid UTF-8 sequence at s (1-4), or 0 if invalid (overlongs and surrogates too). */
-static size_t utf8_seq_len(const unsigned char *s, size_t n)
-{
-	unsigned char c = s[0];
-	if (c < 0x80)
-		return 1;
-	size_t len;
-	unsigned min;
-	unsigned cp;
-	if ((c & 0xE0) == 0xC0)
-		len = 2, min = 0x80, cp = c & 0x1F;
-	else if ((c & 0xF0) == 0xE0)
-		len = 3, min = 0x800, cp = c & 0x0F;
-	else if ((c & 0xF8) == 0xF0)
-		len = 4, min = 0x10000, cp = c & 0x07;
-	else
-		return 0;
-	if (n < len)
-		return 0;
-	for (size_t i = 1; i < len; i++) {
-		if ((s[i] & 0xC0) != 0x80)
-			return 0;
-		cp = (cp << 6) | (s[i] & 0x3F);
-	}
-	if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
-		return 0;
-	return len;
 }
 
 /* Program output is arbitrary bytes; JSON needs UTF-8: invalid bytes become U+FFFD. */
 static json_object *json_bytes(const char *data, size_t len)
 {
-	const unsigned char *s = (const unsigned char *)(data ? data : "");
-	strbuf sb;
-	sb_init(&sb);
-	size_t i = 0;
-	while (i < len) {
-		size_t l = utf8_seq_len(s + i, len - i);
-		if (l == 0) {
-			sb_append(&sb, "\xEF\xBF\xBD", 3);
-			i++;
-		} else {
-			sb_append(&sb, s + i, l);
-			i += l;
-		}
-	}
-	json_object *o = json_object_new_string_len(sb.data ? sb.data : "", (int)sb.len);
-	sb_free(&sb);
-	return o;
+	size_t n = 0;
+	cleanup_free char *clean = utf8_sanitize(data, len, &n);
+	return json_object_new_string_len(clean, (int)n);
 }
 
 static json_object *json_str_or_null(const char *s)
@@ -78,7 +38,7 @@ static json_object *json_str_or_null(const char *s)
 	return s ? json_object_new_string(s) : NULL;
 }
 
-char *brig_result_to_json(const brig_result *res, bool pretty)
+json_object *brig_result_to_object(const brig_result *res)
 {
 	json_object *o = json_object_new_object();
 	json_object_object_add(o, "language",
@@ -101,6 +61,12 @@ char *brig_result_to_json(const brig_result *res, bool pretty)
 	json_object_object_add(o, "container", json_str_or_null(res->container));
 	json_object_object_add(o, "code_sha256", json_object_new_string(res->code_sha256));
 	json_object_object_add(o, "pooled", json_object_new_boolean(res->pooled));
+	return o;
+}
+
+char *brig_result_to_json(const brig_result *res, bool pretty)
+{
+	json_object *o = brig_result_to_object(res);
 	int flags = JSON_C_TO_STRING_NOSLASHESCAPE |
 		    (pretty ? JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED
 			    : JSON_C_TO_STRING_PLAIN);

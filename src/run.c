@@ -1,191 +1,302 @@
-/* run.c - one run: select the backend, build the spec, hand it over, audit the outcome. */
+/* run.c - one run: a slot, the backend, the final spec, the box, the result, the audit line.
+ *
+ * The contract with a backend (brig-backend.h): it executes the spec and reports what it saw in
+ * a brig_outcome; the host alone turns that into the result (verdict, identity fields, the
+ * sandbox_error text: spec_finish_outcome) and the audit line, from the same final spec.
+ */
 #include "config.h"
 
+#include <poll.h>
 #include <string.h>
 
 #include "internal.h"
+#include "lang.h"
 #include "loader.h"
 #include "pool.h"
+#include "probe.h"
 
-static void audit_outcome(brig_ctx *ctx, const brig_run_options *opts, const brig_request *req,
-			  const char *sha, const brig_spec *spec, const loaded_backend *lb,
-			  const brig_result *res, const brig_error *refusal, brig_error **err)
+/* ---- max_concurrent_runs ----------------------------------------------------------------- */
+
+static bool cancel_pending(int fd)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	return fd >= 0 && poll(&p, 1, 0) > 0;
+}
+
+/* Wait for one of the context's max_concurrent_runs slots.  0, BRIG_E_BUSY when none freed
+ * within wait_ms (< 0: do not wait), or BRIG_E_CANCELLED. */
+static int slot_take(brig_ctx *ctx, int cancel_fd, int wait_ms, brig_error **err)
+{
+	int64_t until = now_ms() + (wait_ms > 0 ? wait_ms : 0);
+	int r = 0;
+	pthread_mutex_lock(&ctx->lock);
+	while (ctx->running >= ctx->policy->max_concurrent_runs) {
+		if (cancel_pending(cancel_fd)) {
+			r = brig_fail(err, BRIG_E_CANCELLED, 0,
+				      "cancelled while waiting for a run slot");
+			break;
+		}
+		int64_t now = now_ms();
+		if (wait_ms < 0 || now >= until) {
+			r = brig_fail(
+				err, BRIG_E_BUSY, 0,
+				"%d runs (the policy's max_concurrent_runs) are in flight and "
+				"none ended within %d ms",
+				ctx->policy->max_concurrent_runs, wait_ms < 0 ? 0 : wait_ms);
+			break;
+		}
+		/* the cancel fd is looked at every 100 ms */
+		cond_wait_until(&ctx->slot_free, &ctx->lock, now + 100 < until ? now + 100 : until);
+	}
+	if (r == 0)
+		ctx->running++;
+	pthread_mutex_unlock(&ctx->lock);
+	return r;
+}
+
+static void slot_release(brig_ctx *ctx)
 {
 	pthread_mutex_lock(&ctx->lock);
-	audit_log *a = ctx->audit;
-	if (!a) {
-		pthread_mutex_unlock(&ctx->lock);
-		return;
-	}
-	audit_entry e = {
-		.front_door = opts && opts->front_door ? opts->front_door : "lib",
-		.language = req->language,
-		.code_sha256 = sha,
-		.code_bytes = req->code ? req->code_len : 0,
-		.policy = ctx->policy,
-		.timeout_seconds = spec ? (int)(spec->timeout_ms / 1000) : req->timeout_seconds,
-		.result = res,
-		.refusal = refusal ? refusal->message : NULL,
-		.backend = lb ? lb->be->name : NULL,
-		.runtime = lb ? lb->info.runtime : NULL,
-		.image = (unsigned)req->language < BRIG_LANG_COUNT
-				 ? ctx->policy->images[req->language]
-				 : NULL,
-	};
-	brig_error *ae = NULL;
-	if (audit_append(a, &e, &ae) < 0 && err) {
-		brig_error_free(*err);
-		*err = ae;
-	} else {
-		brig_error_free(ae);
-	}
+	ctx->running--;
+	pthread_cond_signal(&ctx->slot_free);
 	pthread_mutex_unlock(&ctx->lock);
 }
 
-static int check_request(const brig_request *req, brig_error **err)
-{
-	if (!req || (unsigned)req->language >= BRIG_LANG_COUNT)
-		return brig_fail(err, BRIG_E_USAGE, 0,
-				 "unknown language (use python, node or shell)");
-	if (!req->code)
-		return brig_fail(err, BRIG_E_USAGE, 0, "no code to run");
-	return 0;
-}
+/* ---- audit ------------------------------------------------------------------------------- */
 
-static void fill_result_identity(brig_result *res, const brig_request *req, const brig_spec *spec,
-				 const loaded_backend *lb, const char *sha, char *notice)
-{
-	memset(res, 0, sizeof *res);
-	res->exit_code = -1;
-	res->language = req->language;
-	res->image = xstrdup(spec->image);
-	res->backend = xstrdup(lb->be->name);
-	res->runtime = xstrdup(spec->runtime);
-	res->container = xstrdup(spec->name);
-	res->notice = notice;
-	memcpy(res->code_sha256, sha, sizeof res->code_sha256);
-}
+typedef struct run_ctx {
+	brig_ctx *ctx;
+	const brig_run_options *opts;
+	const brig_request *req;
+	char sha[65];
+	loaded_backend *lb;
+	brig_spec *spec;    /* the box that ran (the pool's when pooled) */
+	brig_spec *cold;    /* the one built for this run (owned) */
+	pool_entry *pooled; /* the warm pool's container that ran it, released at the end */
+	brig_result res;
+	char *notice;
+} run_ctx;
 
-/* A backend failure is the sandbox's, not the program's: report it in the result. */
-static void sandbox_failed(brig_result *res, const brig_error *e)
+/* The audit line of this run (refused when res is NULL); 0, or the log's failure. */
+static int audit_outcome(run_ctx *rc, const brig_result *res, const brig_error *refusal,
+			 brig_error **err)
 {
-	res->verdict = BRIG_VERDICT_SANDBOX_ERROR;
-	res->exit_code = -1;
-	free(res->error);
-	res->error = xstrdup(e && e->message ? e->message : "the backend failed without a reason");
-}
-
-static void backend_failed(const loaded_backend *lb, const brig_spec *spec, brig_result *res,
-			   brig_error *e)
-{
-	sandbox_failed(res, e);
-	int (*rm)(const char *, brig_error **) = BE_HOOK(lb->be, remove);
-	if (rm) {
-		brig_error *re = NULL;
-		rm(spec->name, &re); /* belt and braces: the backend should have removed it */
-		brig_error_free(re);
+	brig_ctx *ctx = rc->ctx;
+	pthread_mutex_lock(&ctx->lock);
+	audit_log *a = ctx->audit;
+	int r = 0;
+	if (a) {
+		const brig_request *req = rc->req;
+		audit_entry e = {
+			.front_door =
+				rc->opts && rc->opts->front_door ? rc->opts->front_door : "lib",
+			.language = req->language,
+			.code_sha256 = rc->sha,
+			.code_bytes = req->code ? req->code_len : 0,
+			.policy = ctx->policy,
+			.spec = rc->spec,
+			.timeout_seconds = req->timeout_seconds,
+			.result = res,
+			.refusal = refusal ? refusal->message : NULL,
+			.backend = rc->lb ? rc->lb->be->name : NULL,
+			.runtime = rc->lb ? rc->lb->runtime : NULL,
+			.image = (unsigned)req->language < BRIG_LANG_COUNT
+					 ? ctx->policy->images[req->language]
+					 : NULL,
+		};
+		r = audit_append(a, &e, err);
 	}
+	pthread_mutex_unlock(&ctx->lock);
+	return r;
+}
+
+/* Nothing ran: audit the refusal and hand it to the caller (with the log's failure, if any). */
+static int refuse(run_ctx *rc, int r, brig_error *refusal, brig_error **err)
+{
+	brig_error *ae = NULL;
+	audit_outcome(rc, NULL, refusal, &ae);
+	if (ae && refusal) { /* nothing ran, but the operator must hear the log failed */
+		char *m = xasprintf("%s (and the audit log failed too: %s)", refusal->message,
+				    ae->message);
+		free(refusal->message);
+		refusal->message = m;
+	}
+	brig_error_free(ae);
+	if (err) {
+		brig_error_free(*err);
+		*err = refusal;
+	} else {
+		brig_error_free(refusal);
+	}
+	return r;
+}
+
+/* ---- the box ------------------------------------------------------------------------------ */
+
+/* A backend that returned < 0 attempted nothing; the run still reached the sandbox stage, so
+ * it is reported as the sandbox's failure, with the backend's words. */
+static void failed_before_start(brig_outcome *o, const brig_error *e)
+{
+	o->sandbox_error = xstrdup(e && e->message ? e->message : "the backend failed");
+	o->transient = e && e->transient;
 }
 
 /* The run in a container the warm pool started before, if one with exactly this box is idle.
  * False when none took it (then nothing ran).  The used container is removed in the
  * background: the result does not wait for the DELETE. */
-static bool run_pooled(brig_ctx *ctx, const loaded_backend *lb, const brig_request *req,
-		       brig_spec *spec, const brig_run_control *ctl, brig_result *res)
+static bool run_pooled(run_ctx *rc, const brig_run_control *ctl, brig_outcome *o)
 {
 	int64_t t0 = now_ms();
-	pool_entry *pe = pool_take(ctx->pool, lb, req->language, spec);
+	pool_entry *pe = pool_take(rc->ctx->pool, rc->lb, rc->req->language, rc->cold);
 	if (!pe)
 		return false;
 	int64_t t1 = now_ms();
-	char *own = spec->name;
-	spec->name = pool_entry_name(pe); /* borrowed for the call: the box's real name */
+	brig_spec *box = pool_entry_spec(pe); /* the box that waits: its name, marker, limits */
+	box->stdin_data = rc->cold->stdin_data;
+	box->stdin_len = rc->cold->stdin_len;
+	box->timeout_ms = rc->cold->timeout_ms;
 	brig_error *e = NULL;
-	int r = lb->be->run_prepared(pool_entry_handle(pe), spec, ctl, res, &e);
-	spec->name = own;
+	int r = rc->lb->be->run_prepared(pool_entry_handle(pe), box, ctl, o, &e);
 	if (r == BRIG_E_UNAVAILABLE) { /* nothing was handed over: a cold run instead */
-		core_debug("run: %s: %s", pool_entry_name(pe), e ? e->message : "stale");
-		pool_release(ctx->pool, pe);
+		core_debug("run: %s: %s", box->name, e ? e->message : "stale");
 		brig_error_free(e);
+		pool_release(rc->ctx->pool, pe);
 		return false;
 	}
 	if (r < 0)
-		sandbox_failed(res, e); /* the container is removed with the entry */
+		failed_before_start(o, e);
 	brig_error_free(e);
-	res->pooled = true;
-	free(res->container);
-	res->container = xstrdup(pool_entry_name(pe));
-	core_debug("run: %s pooled: take %lld ms, run_prepared %lld ms", res->container,
+	/* the entry and its spec live until the result and the audit line are written */
+	rc->pooled = pe;
+	rc->spec = box;
+	rc->res.pooled = true;
+	core_debug("run: %s pooled: take %lld ms, run_prepared %lld ms", box->name,
 		   (long long)(t1 - t0), (long long)(now_ms() - t1));
-	pool_release(ctx->pool, pe);
 	return true;
+}
+
+static void run_box(run_ctx *rc, const brig_run_control *ctl)
+{
+	brig_outcome o = { .struct_size = sizeof o, .exit_code = -1 };
+	pool_run_begin(rc->ctx->pool);
+	int64_t t0 = now_ms();
+	if (!run_pooled(rc, ctl, &o)) {
+		brig_error *e = NULL;
+		rc->spec = rc->cold;
+		if (rc->lb->be->run(rc->cold, ctl, &o, &e) < 0)
+			failed_before_start(&o, e);
+		brig_error_free(e);
+	}
+	rc->res.duration_ms = now_ms() - t0;
+	pool_run_end(rc->ctx->pool);
+	if (o.sandbox_error && o.transient)
+		probe_invalidate(rc->lb); /* the engine went away? ask again next time */
+	spec_finish_outcome(rc->spec, &o, &rc->res);
+	outcome_clear(&o);
+}
+
+static void fill_identity(run_ctx *rc)
+{
+	brig_result *res = &rc->res;
+	res->language = rc->req->language;
+	res->image = xstrdup(rc->spec->image);
+	res->backend = xstrdup(rc->lb->be->name);
+	res->runtime = xstrdup(rc->spec->runtime);
+	res->container = xstrdup(rc->spec->name);
+	res->notice = steal_pointer(&rc->notice);
+	memcpy(res->code_sha256, rc->sha, sizeof res->code_sha256);
+}
+
+/* Copy the result into the caller's struct, as far as its struct_size reaches.  Every pointer
+ * field lies before `pooled`, the smallest size brig_run accepts, so nothing owned is left
+ * behind in what does not fit. */
+static void deliver(brig_result *full, brig_result *out)
+{
+	size_t n = out->struct_size < sizeof *full ? out->struct_size : sizeof *full;
+	full->struct_size = out->struct_size;
+	memcpy(out, full, n);
+	memset(full, 0, sizeof *full);
+}
+
+/* Select, build the final spec, and check the backend honours all of it. */
+static int prepare_run(run_ctx *rc, brig_timeout_mode mode, bool cancellable, brig_error **err)
+{
+	char *fallback = NULL;
+	int r = spec_check_request(rc->ctx->policy, rc->req, mode, err); /* before probing */
+	if (r == 0)
+		r = dispatch_select(rc->ctx, &rc->lb, &fallback, err);
+	spec_target t = rc->lb ? dispatch_target(rc->lb) : (spec_target){ 0 };
+	if (r == 0)
+		r = spec_build(rc->ctx->policy, rc->req, mode, &t, &rc->cold, &rc->notice, err);
+	uint32_t missing = r == 0 ? dispatch_missing_features(rc->lb, rc->cold, cancellable) : 0;
+	if (missing) {
+		cleanup_free char *names = dispatch_feature_names(missing);
+		r = brig_fail(err, BRIG_E_UNAVAILABLE, 0,
+			      "backend %s cannot honour this box: it lacks support for %s",
+			      rc->lb->be->name, names);
+	}
+	if (r == 0 && fallback) {
+		char *n = rc->notice ? xasprintf("%s; %s", rc->notice, fallback) : fallback;
+		if (rc->notice)
+			free(fallback);
+		free(rc->notice);
+		rc->notice = n;
+		fallback = NULL;
+	}
+	free(fallback);
+	return r;
 }
 
 int brig_run(brig_ctx *ctx, const brig_request *req, const brig_run_options *opts, brig_result *res,
 	     brig_error **err)
 {
-	memset(res, 0, sizeof *res);
+	if (!res || res->struct_size < offsetof(brig_result, pooled))
+		return brig_fail(err, BRIG_E_USAGE, 0,
+				 "brig_run: set res->struct_size = sizeof(brig_result)");
+	size_t res_size = res->struct_size;
+	memset(res, 0, res_size);
+	res->struct_size = res_size;
 	res->exit_code = -1;
-	int r = check_request(req, err);
-	if (r < 0)
-		return r;
-	char sha[65];
-	sha256_hex(req->code, req->code_len, sha);
-	brig_timeout_mode mode =
-		opts && opts->struct_size >= sizeof *opts ? opts->timeout_mode : BRIG_TIMEOUT_CLAMP;
-	loaded_backend *lb = NULL;
-	brig_spec *spec = NULL;
-	char *notice = NULL;
+	if (!req || !lang_get(req->language))
+		return brig_fail(err, BRIG_E_USAGE, 0,
+				 "unknown language (use python, node or shell)");
+	if (!req->code)
+		return brig_fail(err, BRIG_E_USAGE, 0, "no code to run");
+	bool have = opts && opts->struct_size >= offsetof(brig_run_options, timeout_mode) +
+							 sizeof opts->timeout_mode;
+	brig_timeout_mode mode = have ? opts->timeout_mode : BRIG_TIMEOUT_CLAMP;
+	int cancel_fd = opts ? opts->cancel_fd : -1;
+	int wait_ms = opts && BRIG_HAS_FIELD(opts, brig_run_options, queue_wait_ms)
+			      ? opts->queue_wait_ms
+			      : 0;
+	if (wait_ms == 0)
+		wait_ms = ctx->policy->max_timeout_seconds * 1000;
+
+	run_ctx rc = { .ctx = ctx, .opts = opts, .req = req };
+	rc.res.struct_size = sizeof rc.res;
+	rc.res.exit_code = -1;
+	sha256_hex(req->code, req->code_len, rc.sha);
 	brig_error *refusal = NULL;
-	r = policy_check_request(ctx->policy, req, mode, &refusal); /* refuse before probing */
+	int r = prepare_run(&rc, mode, cancel_fd >= 0, &refusal);
 	if (r == 0)
-		r = dispatch_select(ctx, ctx->policy, &lb, &refusal);
-	if (r == 0)
-		r = policy_make_spec(ctx->policy, req, mode, lb->info.runtime, lb->be->isolation,
-				     &spec, &notice, &refusal);
-	if (r >= 0 && !spec) {
-		brig_fail(&refusal, BRIG_E_SYSTEM, 0, "no container spec was built");
-		r = BRIG_E_SYSTEM;
-	}
+		r = slot_take(ctx, cancel_fd, wait_ms, &refusal);
 	if (r < 0) {
-		brig_error *ae = NULL;
-		audit_outcome(ctx, opts, req, sha, NULL, lb, NULL, refusal, &ae);
-		if (ae && refusal) { /* nothing ran, but the operator must hear the log failed */
-			char *m = xasprintf("%s (and the audit log failed too: %s)",
-					    refusal->message, ae->message);
-			free(refusal->message);
-			refusal->message = m;
-		}
-		brig_error_free(ae);
-		if (err) {
-			brig_error_free(*err);
-			*err = refusal;
-		} else {
-			brig_error_free(refusal);
-		}
-		return r;
+		rc.spec = NULL;
+		spec_free(rc.cold);
+		free(rc.notice);
+		return refuse(&rc, r, refusal, err);
 	}
-	fill_result_identity(res, req, spec, lb, sha, notice);
-	brig_run_control ctl = { .struct_size = sizeof ctl,
-				 .cancel_fd = opts ? opts->cancel_fd : -1 };
-	pool_run_begin(ctx->pool);
-	int64_t t0 = now_ms();
-	if (!run_pooled(ctx, lb, req, spec, &ctl, res)) {
-		brig_error *be_err = NULL;
-		if (lb->be->run(spec, &ctl, res, &be_err) < 0)
-			backend_failed(lb, spec, res, be_err);
-		brig_error_free(be_err);
-	}
-	res->duration_ms = now_ms() - t0;
-	pool_run_end(ctx->pool);
-	if (!res->stdout_data)
-		res->stdout_data = xstrdup(""), res->stdout_len = 0;
-	if (!res->stderr_data)
-		res->stderr_data = xstrdup(""), res->stderr_len = 0;
+	brig_run_control ctl = { .struct_size = sizeof ctl, .cancel_fd = cancel_fd };
+	run_box(&rc, &ctl);
+	slot_release(ctx);
+	fill_identity(&rc);
 	brig_error *ae = NULL;
-	audit_outcome(ctx, opts, req, sha, spec, lb, res, NULL, &ae);
-	spec_free(spec);
-	if (ae) {
+	int ar = audit_outcome(&rc, &rc.res, NULL, &ae);
+	if (rc.pooled)
+		pool_release(ctx->pool, rc.pooled); /* removed in the background */
+	spec_free(rc.cold);
+	deliver(&rc.res, res);
+	if (ar < 0) {
 		/* The run happened but could not be recorded: fail closed for the caller. */
 		if (err) {
 			brig_error_free(*err);
@@ -198,35 +309,71 @@ int brig_run(brig_ctx *ctx, const brig_request *req, const brig_run_options *opt
 	return 0;
 }
 
+/* The selection and the final spec `brig run` would get, without running anything. */
+static int explain_prepare(brig_ctx *ctx, const brig_request *req, loaded_backend **lb,
+			   brig_spec **spec, char **fallback, brig_error **err)
+{
+	if (!req || !lang_get(req->language) || !req->code)
+		return brig_fail(err, BRIG_E_USAGE, 0, "explain: no language or no code");
+	int r = dispatch_select(ctx, lb, fallback, err);
+	if (r < 0)
+		return r;
+	if (!BE_HOOK((*lb)->be, explain))
+		return brig_fail(err, BRIG_E_UNAVAILABLE, 0, "backend %s cannot explain its runs",
+				 (*lb)->be->name);
+	spec_target t = dispatch_target(*lb);
+	return spec_build(ctx->policy, req, BRIG_TIMEOUT_REFUSE, &t, spec, NULL, err);
+}
+
 int brig_explain(brig_ctx *ctx, const brig_request *req, char **out, brig_error **err)
 {
-	int r = check_request(req, err);
-	if (r < 0)
-		return r;
 	loaded_backend *lb = NULL;
-	r = dispatch_select(ctx, ctx->policy, &lb, err);
-	if (r < 0)
-		return r;
-	int (*explain)(const brig_spec *, char **, brig_error **) = BE_HOOK(lb->be, explain);
-	if (!explain)
-		return brig_fail(err, BRIG_E_UNAVAILABLE, 0, "backend %s cannot explain its runs",
-				 lb->be->name);
 	brig_spec *spec = NULL;
-	char *notice = NULL;
-	r = policy_make_spec(ctx->policy, req, BRIG_TIMEOUT_REFUSE, lb->info.runtime,
-			     lb->be->isolation, &spec, &notice, err);
-	free(notice);
-	if (r < 0)
-		return r;
+	cleanup_free char *fallback = NULL;
+	int r = explain_prepare(ctx, req, &lb, &spec, &fallback, err);
 	char *text = NULL;
-	r = explain(spec, &text, err);
+	if (r == 0 && (!lb || !spec))
+		r = brig_fail(err, BRIG_E_SYSTEM, 0, "explain: no backend or no spec");
+	if (r == 0)
+		r = lb->be->explain(spec, &text, err);
 	if (r == 0) {
-		*out = xasprintf("# backend: %s (%s isolation, runtime %s)\n# seccomp: %s\n%s",
-				 lb->be->name, brig_isolation_name(lb->be->isolation),
-				 spec->runtime,
-				 spec->seccomp_name ? spec->seccomp_name : "engine default", text);
+		cleanup_free char *traits = spec_describe_traits(spec);
+		*out = xasprintf(
+			"# backend: %s (%s isolation, runtime %s)%s%s\n# seccomp: %s\n%s%s",
+			lb->be->name, brig_isolation_name(lb->be->isolation), spec->runtime,
+			fallback ? "\n# note: " : "", fallback ? fallback : "",
+			spec->seccomp_name ? spec->seccomp_name : "engine default", traits, text);
 		free(text);
 	}
 	spec_free(spec);
 	return r;
+}
+
+json_object *brig_explain_object(brig_ctx *ctx, const brig_request *req, brig_error **err)
+{
+	loaded_backend *lb = NULL;
+	brig_spec *spec = NULL;
+	cleanup_free char *fallback = NULL;
+	cleanup_free char *text = NULL;
+	int r = explain_prepare(ctx, req, &lb, &spec, &fallback, err);
+	if (r == 0 && (!lb || !spec))
+		r = brig_fail(err, BRIG_E_SYSTEM, 0, "explain: no backend or no spec");
+	if (r == 0)
+		r = lb->be->explain(spec, &text, err);
+	if (r < 0) {
+		spec_free(spec);
+		return NULL;
+	}
+	cleanup_free char *traits = spec_describe_traits(spec);
+	json_object *o = json_object_new_object();
+	json_object_object_add(o, "backend", json_object_new_string(lb->be->name));
+	json_object_object_add(o, "isolation",
+			       json_object_new_string(brig_isolation_name(lb->be->isolation)));
+	json_object_object_add(o, "runtime", json_object_new_string(spec->runtime));
+	json_object_object_add(o, "fallback", fallback ? json_object_new_string(fallback) : NULL);
+	json_object_object_add(o, "notes", json_object_new_string(traits));
+	json_object_object_add(o, "spec", spec_to_json(spec));
+	json_object_object_add(o, "rendered", json_object_new_string(text));
+	spec_free(spec);
+	return o;
 }

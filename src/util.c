@@ -290,6 +290,74 @@ int worker_spawn(worker_slot *slots, int n, size_t stack, void *(*fn)(void *), v
 	return EAGAIN;
 }
 
+int proc_stat_starttime(const char *stat_text, unsigned long long *out)
+{
+	/* "pid (comm) state ppid ...": comm is free text, so fields count from the LAST ')' */
+	const char *p = stat_text ? strrchr(stat_text, ')') : NULL;
+	if (!p)
+		return -1;
+	p++;
+	for (int field = 3; field < 22; field++) {
+		p += strspn(p, " ");
+		size_t n = strcspn(p, " \n");
+		if (n == 0)
+			return -1;
+		p += n;
+	}
+	p += strspn(p, " ");
+	if (*p < '0' || *p > '9')
+		return -1;
+	char *end;
+	errno = 0;
+	unsigned long long v = strtoull(p, &end, 10);
+	if (errno || (*end != '\0' && *end != ' ' && *end != '\n'))
+		return -1;
+	*out = v;
+	return 0;
+}
+
+int proc_starttime(long pid, unsigned long long *out)
+{
+	char path[64], buf[1024];
+	if (pid > 0)
+		snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+	else
+		snprintf(path, sizeof path, "/proc/self/stat");
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ssize_t n;
+	do
+		n = read(fd, buf, sizeof buf - 1);
+	while (n < 0 && errno == EINTR);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	return proc_stat_starttime(buf, out);
+}
+
+bool proc_owner_alive(const char *owner)
+{
+	const char *colon = owner ? strchr(owner, ':') : NULL;
+	if (!colon)
+		return false;
+	char pid_s[24];
+	size_t n = (size_t)(colon - owner);
+	if (n == 0 || n >= sizeof pid_s)
+		return false;
+	memcpy(pid_s, owner, n);
+	pid_s[n] = '\0';
+	long pid;
+	unsigned long long want, start;
+	char *end;
+	errno = 0;
+	want = strtoull(colon + 1, &end, 10);
+	if (!parse_long(pid_s, 1, 1L << 30, &pid) || errno || end == colon + 1 || *end)
+		return false;
+	return proc_starttime(pid, &start) == 0 && start == want;
+}
+
 int set_nonblock(int fd, bool on)
 {
 	int fl = fcntl(fd, F_GETFL);

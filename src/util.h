@@ -113,6 +113,16 @@ typedef struct worker_slot {
  * 0, or an errno (EAGAIN when every slot is LIVE). */
 int worker_spawn(worker_slot *slots, int n, size_t stack, void *(*fn)(void *), void *owner);
 
+/* ---- processes ---- */
+/* Field 22 (starttime) of a /proc/PID/stat text; the comm field may hold spaces and ')'.
+ * 0, or -1 if the text is malformed. */
+int proc_stat_starttime(const char *stat_text, unsigned long long *out);
+/* The start time of process `pid` (0: this process) from /proc; -1 if it does not exist.
+ * With the pid it names a process for good: a pid is reused, the pair is not. */
+int proc_starttime(long pid, unsigned long long *out);
+/* Is the process named by "PID:STARTTIME" (brig's owner label value) alive? */
+bool proc_owner_alive(const char *owner);
+
 /* ---- fds ---- */
 int set_nonblock(int fd, bool on);
 /* write all of buf (blocking fd), retrying on EINTR */

@@ -189,29 +189,24 @@ int cmd_doctor(int argc, char **argv)
 		"gVisor's smoke test always runs here (a run may reuse its verdict).\n\n");
 	if (r)
 		return r < 0 ? 0 : r;
-	/* a check, not a run: gVisor's smoke test is not taken from the cache (and refreshes it) */
-	setenv("BRIG_GVISOR_PROBE_REFRESH", "1", 1);
 	brig_ctx *ctx = NULL;
 	r = cli_make_ctx(&o, &ctx);
 	if (r)
 		return r;
-	char *text = NULL;
-	brig_error *err = NULL;
-	if (brig_status_json(ctx, &text, &err) < 0) {
-		brig_ctx_free(ctx);
-		return cli_report(err);
-	}
-	json_object *st = json_tokener_parse(text);
+	/* a check, not a run: gVisor's smoke test is not taken from the cache (and refreshes it) */
+	brig_ctx_set_probe_cache(ctx, false);
+	json_object *st = brig_status_object(ctx);
 	int problems = 1;
 	if (json) {
-		printf("%s\n", text);
+		printf("%s\n", json_object_to_json_string_ext(
+				       st, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
+						   JSON_C_TO_STRING_NOSLASHESCAPE));
 		problems = str_or(st, "selected", NULL) ? 0 : 1;
-	} else if (st) {
+	} else {
 		print_backends(st);
 		problems = print_choice_and_images(st);
 	}
 	json_object_put(st);
-	free(text);
 	brig_ctx_free(ctx);
 	return problems ? 1 : 0;
 }

@@ -121,7 +121,7 @@ int cmd_mcp(int argc, char **argv)
 #ifdef __GLIBC__
 	/* One malloc arena: a handful of threads, little contention, and the server's freed heap
 	 * can all be handed back when it is idle (server.c trims), instead of ~80 KiB resident
-	 * per thread arena (measured, issue 7). */
+	 * per thread arena (measured). */
 	mallopt(M_ARENA_MAX, 1);
 #endif
 	if (isatty(STDIN_FILENO))

@@ -4,12 +4,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <json-c/json.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "cli.h"
+#include "lang.h"
 #include "util.h"
 
 typedef struct run_opts {
@@ -34,7 +36,8 @@ static void run_usage(FILE *f, const char *cmd)
 		"  -t, --timeout SECS    wall-time limit; above the policy's max_timeout_seconds "
 		"is\n"
 		"                        refused (exit 2)\n"
-		"      --json            print the result object as JSON on stdout\n"
+		"      --json            run: the result object as JSON on stdout; explain: the\n"
+		"                        final box as JSON (every field, the backend's rendering)\n"
 		"  -h, --help            this text\n\n" CLI_POLICY_HELP "\n"
 		"Exit status (run): the program's own; 124 timeout, 137 out of memory, 141 output\n"
 		"limit, 130 interrupted, 125 the sandbox failed, 2 bad usage or refused request.\n",
@@ -97,18 +100,8 @@ static int parse_run_opts(int argc, char **argv, const char *cmd, run_opts *o)
 
 static const char *language_from_file(const char *file)
 {
-	const char *dot = file ? strrchr(file, '.') : NULL;
-	if (!dot)
-		return NULL;
-	static const char *const map[][2] = { { ".py", "python" },
-					      { ".js", "node" },
-					      { ".mjs", "node" },
-					      { ".cjs", "node" },
-					      { ".sh", "shell" } };
-	for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
-		if (strcmp(dot, map[i][0]) == 0)
-			return map[i][1];
-	return NULL;
+	const lang_info *li = lang_by_file(file);
+	return li ? li->name : NULL;
 }
 
 /* Read at most limit+1 bytes: enough to tell "too large" without reading unbounded input. */
@@ -129,8 +122,7 @@ static int read_code(const char *file, size_t limit, strbuf *sb)
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0) {
-			cli_error("cannot read %s: %s", file ? file : "standard input",
-				  strerror(errno));
+			cli_error("cannot read %s: %m", file ? file : "standard input");
 			if (fd != STDIN_FILENO)
 				close(fd);
 			return EXIT_USAGE;
@@ -205,7 +197,8 @@ static void install_signals(void)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
-	signal(SIGPIPE, SIG_IGN);
+	sa.sa_handler = SIG_IGN;
+	sigaction(SIGPIPE, &sa, NULL);
 }
 
 static int verdict_exit(const brig_result *res)
@@ -284,7 +277,7 @@ int cmd_run(int argc, char **argv)
 				.cancel_fd = cancel_pipe[0],
 				.front_door = "cli",
 				.timeout_mode = BRIG_TIMEOUT_REFUSE };
-	brig_result res;
+	brig_result res = { .struct_size = sizeof res };
 	brig_error *err = NULL;
 	r = brig_run(ctx, &req, &ro, &res, &err);
 	if (r < 0 && !res.backend)
@@ -316,7 +309,18 @@ int cmd_explain(int argc, char **argv)
 	strbuf code;
 	sb_init(&code);
 	r = build_request(&o, brig_ctx_policy(ctx), &req, &code, false);
-	if (!r) {
+	if (!r && o.json) {
+		brig_error *err = NULL;
+		json_object *x = brig_explain_object(ctx, &req, &err);
+		if (!x)
+			r = cli_report(err);
+		else
+			printf("%s\n",
+			       json_object_to_json_string_ext(
+				       x, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
+						  JSON_C_TO_STRING_NOSLASHESCAPE));
+		json_object_put(x);
+	} else if (!r) {
 		char *text = NULL;
 		brig_error *err = NULL;
 		if (brig_explain(ctx, &req, &text, &err) < 0)

@@ -1,6 +1,7 @@
 /* main.c - `brig`: dispatch to the subcommands; shared policy/ctx helpers. */
 #include "config.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -12,9 +13,11 @@
 
 void cli_error(const char *fmt, ...)
 {
+	int saved = errno; /* for %m */
 	va_list ap;
 	va_start(ap, fmt);
 	fputs("brig: ", stderr);
+	errno = saved;
 	vfprintf(stderr, fmt, ap);
 	fputc('\n', stderr);
 	va_end(ap);
@@ -112,14 +115,15 @@ int cli_make_ctx(const cli_policy_opts *o, brig_ctx **out)
 	if (r)
 		return r;
 	brig_error *err = NULL;
-	/* A warm pool pays off only for a long-lived process: one-shot commands start nothing
-	 * ahead (brig policy still shows the file's value, the one brig mcp uses). */
-	if (!o->warm_pool && brig_policy_override(p, "warm_pool", "0", NULL, &err) < 0) {
-		brig_policy_free(p);
-		return cli_report(err);
-	}
 	if (brig_ctx_new(p, out, &err) < 0)
 		return cli_report(err);
+	/* A warm pool pays off only for a long-lived process: one-shot commands start nothing
+	 * ahead (brig mcp asks for it) */
+	if (o->warm_pool && brig_ctx_start_warm_pool(*out, &err) < 0) {
+		brig_ctx_free(*out);
+		*out = NULL;
+		return cli_report(err);
+	}
 	if (o->audit_log && brig_ctx_set_audit_log(*out, o->audit_log, &err) < 0) {
 		brig_ctx_free(*out);
 		*out = NULL;

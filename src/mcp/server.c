@@ -272,8 +272,7 @@ static json_object *do_run(mcp_server *srv, mcp_call *c)
 		 * it asked for without noticing. */
 		.timeout_mode = BRIG_TIMEOUT_REFUSE,
 	};
-	brig_result res;
-	memset(&res, 0, sizeof res);
+	brig_result res = { .struct_size = sizeof res };
 	brig_error *err = NULL;
 	int r = srv->hooks.run ? srv->hooks.run(srv->hooks.data, srv->ctx, &c->req, &o, &res, &err)
 			       : brig_run(srv->ctx, &c->req, &o, &res, &err);
@@ -463,7 +462,7 @@ static void handle_tools_list(mcp_server *srv, jsonrpc_msg *m)
 	}
 	json_object *r = json_object_new_object();
 	/* built per tools/list (rare): as a tree it would keep ~60 KiB of small hash tables
-	 * resident for the server's whole life (issue 7) */
+	 * resident for the server's whole life */
 	json_object_object_add(r, "tools", mcp_tools_json(&srv->lim));
 	send_result(srv, m->id, r);
 }

@@ -382,9 +382,20 @@ def test_program_exit_2_is_error():
     assert r["verdict"] == "error" and r["exit_code"] == 2 and r["stderr"] == "partial", r
 
 
+def policy_file(**keys):
+    """A policy file with these keys (removed at exit)."""
+    fd, path = tempfile.mkstemp(prefix="brig-policy-", suffix=".json")
+    with os.fdopen(fd, "w") as f:
+        json.dump(keys, f)
+    import atexit
+    atexit.register(os.unlink, path)
+    return path
+
+
 def test_sandbox_panic_is_sandbox_error():
-    """A real sentry panic: the engine's pids limit lowered to 48 (BRIG_GVISOR_PIDS_LIMIT only
-    lowers it), where gVisor's own threads alone nearly fill it; a few forks tip it over."""
+    """A real sentry panic: the engine's pids limit lowered to 48 (the policy's
+    gvisor_pids_limit), where gVisor's own threads alone nearly fill it; a few forks tip it
+    over."""
     code = """
 import os
 print("start", flush=True)
@@ -394,7 +405,7 @@ for i in range(8):
     os.wait()
 print("end")
 """
-    r = brig(code=code, extra_env={"BRIG_GVISOR_PIDS_LIMIT": "48"})
+    r = brig("--policy", policy_file(gvisor_pids_limit=48), code=code)
     assert r.rc == 125 and r["verdict"] == "sandbox_error", r
     assert r["exit_code"] == -1 and "sentry" in r["error"] and "48" in r["error"], r
     assert not container_exists(r["container"]), r
@@ -419,11 +430,11 @@ def creates_of(pid, since, until):
 
 
 def brig_gvisor_runtime(args, runtime, json_out=True):
-    """`brig run ARGS` with $BRIG_GVISOR_RUNTIME=runtime; (rc, stdout, stderr, creates)."""
-    env = dict(os.environ, BRIG_GVISOR_RUNTIME=runtime)
-    cmd = [BRIG, "run", *args, "-l", "shell", "-c", "echo RAN"] + (["--json"] if json_out else [])
+    """`brig run ARGS` with the policy's gvisor_runtime; (rc, stdout, stderr, creates)."""
+    cmd = [BRIG, "run", "--policy", policy_file(gvisor_runtime=runtime), *args, "-l", "shell",
+           "-c", "echo RAN"] + (["--json"] if json_out else [])
     t0 = time.time()
-    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     out, err = p.communicate(timeout=60)
     time.sleep(0.2)  # the engine's event clock
     return p.returncode, out.decode(), err.decode(), creates_of(p.pid, t0 - 1, time.time())
@@ -440,9 +451,9 @@ def test_gvisor_unavailable_fails_closed():
         assert "RAN" not in out and out == "", (args, out)
         assert creates == [], (args, creates)
     # explain refuses the same way, and a weaker backend never satisfies the minimum
-    env = dict(os.environ, BRIG_GVISOR_RUNTIME="runsc-nope")
-    p = subprocess.run([BRIG, "explain", "--isolation", "gvisor", "-l", "shell", "-c", "id"],
-                       capture_output=True, text=True, env=env, timeout=60)
+    nope = policy_file(gvisor_runtime="runsc-nope")
+    p = subprocess.run([BRIG, "explain", "--policy", nope, "--isolation", "gvisor", "-l", "shell",
+                        "-c", "id"], capture_output=True, text=True, timeout=60)
     assert p.returncode == 125 and "runsc-nope" in p.stderr, p
     p = subprocess.run([BRIG, "run", "--backend", "docker-api", "--isolation", "gvisor", "-l",
                         "shell", "-c", "echo RAN"], capture_output=True, text=True, timeout=60)
@@ -450,7 +461,8 @@ def test_gvisor_unavailable_fails_closed():
     # the MCP server: an error result, nothing ran
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import mcpclient
-    m = mcpclient.brig_mcp(BRIG, "--isolation", "gvisor", env=env, stderr=subprocess.DEVNULL)
+    m = mcpclient.brig_mcp(BRIG, "--policy", nope, "--isolation", "gvisor",
+                           stderr=subprocess.DEVNULL)
     try:
         r = m.request("tools/call", {"name": "run_code",
                                      "arguments": {"language": "shell", "code": "echo RAN"}})
@@ -466,7 +478,7 @@ def test_gvisor_impostor_refused():
     smoke test; the smoke container is the only container, and it is removed."""
     rc, out, err, creates = brig_gvisor_runtime(["--backend", "gvisor"], "runc")
     assert rc == 125 and "host's own kernel" in err and "RAN" not in out, (rc, out, err)
-    assert [c.get("brig.probe") for c in creates] == ["gvisor"], creates
+    assert [c.get("brig.probe") for c in creates] == ["1"], creates
     assert not container_exists(creates[0]["name"]), creates
 
 
@@ -475,15 +487,15 @@ def test_gvisor_probe_cached_across_processes():
     runtime's registration: another runtime, TTL 0, a file others may write, or `brig doctor`
     probe afresh; a failed probe is never remembered."""
     d = tempfile.mkdtemp(prefix="brig-cache-")
-    f = os.path.join(d, "gvisor-probe")
+    f = os.path.join(d, "probe-cache")
 
     def run(runtime="runsc-seccomp", **extra):
-        env = dict(os.environ, BRIG_CACHE_DIR=d, BRIG_DEBUG="1", BRIG_GVISOR_RUNTIME=runtime,
-                   **extra)
+        env = dict(os.environ, BRIG_CACHE_DIR=d, BRIG_DEBUG="1", **extra)
         t0 = time.time()
-        proc = subprocess.Popen([BRIG, "run", "--backend", "gvisor", "-l", "shell", "-c",
-                                 "echo RAN"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                text=True, env=env)
+        proc = subprocess.Popen([BRIG, "run", "--policy", policy_file(gvisor_runtime=runtime),
+                                 "--backend", "gvisor", "-l", "shell", "-c", "echo RAN"],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                env=env)
         out, err = proc.communicate(timeout=60)
         time.sleep(0.2)  # the engine's event clock
         probes = [c for c in creates_of(proc.pid, t0 - 1, time.time()) if c.get("brig.probe")]
@@ -521,7 +533,7 @@ def test_gvisor_probe_cached_across_processes():
         # doctor always checks for real
         env = dict(os.environ, BRIG_CACHE_DIR=d, BRIG_DEBUG="1")
         doc = subprocess.run([BRIG, "doctor"], capture_output=True, text=True, env=env, timeout=60)
-        assert "smoke container" in doc.stderr and "earlier" not in doc.stderr, doc.stderr
+        assert "smoke box" in doc.stderr and "earlier" not in doc.stderr, doc.stderr
     finally:
         shutil.rmtree(d, ignore_errors=True)
 

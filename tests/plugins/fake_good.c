@@ -3,7 +3,9 @@
  *   fake          container isolation, available: run() echoes the code to stdout; code "exit N"
  *                 exits N; "oom" reports an OOM kill; "hang" honours the cancel fd.
  *   fake-gvisor   gvisor isolation, NOT available (for the fail-closed tests).
- * Every variant has the prepared-container hooks (ABI 1.1) for the warm pool tests: code
+ * FAKE_FEATURES (default: seccomp profile + cancel) and FAKE_STRUCT_SIZE make the variants
+ * that lack a feature or have an older, shorter table.
+ * Every variant has the prepared-container hooks for the warm pool tests: code
  * "stale" makes run_prepared refuse (nothing handed over); FAKE_PREPARE_FAIL in the
  * environment makes prepare fail; fake_pool_counts() reports prepared / live handles.
  */
@@ -19,14 +21,27 @@
 static const brig_host_services *host;
 static int n_prepared, n_live, n_run_prepared;
 
-static int fake_probe(brig_probe_info *info, brig_error **err)
+#ifndef FAKE_SPEED
+#define FAKE_SPEED 1
+#endif
+#ifndef FAKE_FEATURES
+#define FAKE_FEATURES (BRIG_FEATURE_SECCOMP_PROFILE | BRIG_FEATURE_CANCEL)
+#endif
+
+static int fake_probe(const brig_probe_request *req, brig_probe_info *info, brig_error **err)
 {
 	(void)err;
-	info->available = FAKE_AVAILABLE;
+	(void)req;
+	/* $FAKE_DOWN: the engine is down (transient) - the tests of probes that recover */
+	info->available = FAKE_AVAILABLE && !getenv("FAKE_DOWN");
 	snprintf(info->runtime, sizeof info->runtime, "%s", FAKE_RUNTIME);
 	snprintf(info->version, sizeof info->version, "fake 1.0");
 	if (!FAKE_AVAILABLE)
 		snprintf(info->reason, sizeof info->reason, "runsc is not registered (fake)");
+	else if (!info->available) {
+		snprintf(info->reason, sizeof info->reason, "the fake engine is down");
+		info->transient = true;
+	}
 	return 0;
 }
 
@@ -41,7 +56,17 @@ static int fake_explain(const brig_spec *spec, char **out, brig_error **err)
 	return 0;
 }
 
-static int fake_run(const brig_spec *spec, const brig_run_control *ctl, brig_result *res,
+static char *dup_bytes(const char *p, size_t n)
+{
+	char *c = malloc(n + 1);
+	if (c) {
+		memcpy(c, p, n);
+		c[n] = '\0';
+	}
+	return c;
+}
+
+static int fake_run(const brig_spec *spec, const brig_run_control *ctl, brig_outcome *out,
 		    brig_error **err)
 {
 	const char *code = spec->stdin_data;
@@ -49,30 +74,30 @@ static int fake_run(const brig_spec *spec, const brig_run_control *ctl, brig_res
 	if (len == 4 && memcmp(code, "hang", 4) == 0) {
 		struct pollfd pf = { ctl->cancel_fd, POLLIN, 0 };
 		poll(&pf, 1, (int)spec->timeout_ms);
-		res->verdict = pf.revents ? BRIG_VERDICT_CANCELLED : BRIG_VERDICT_TIMEOUT;
-		res->timed_out = !pf.revents;
-		res->exit_code = 137;
+		out->cancelled = pf.revents != 0;
+		out->timed_out = !pf.revents;
+		out->exit_code = 137;
 		return 0;
 	}
-	if (len == 4 && memcmp(code, "fail", 4) == 0) {
+	if (len == 4 && memcmp(code, "fail", 4) == 0) { /* nothing attempted */
 		*err = host->error_new(BRIG_E_SANDBOX, 0, "fake engine failure");
 		return BRIG_E_SANDBOX;
 	}
-	res->stdout_data = malloc(len + 1);
-	memcpy(res->stdout_data, code, len);
-	res->stdout_data[len] = '\0';
-	res->stdout_len = len;
-	res->stderr_data = strdup("");
-	res->exit_code = 0;
-	res->verdict = BRIG_VERDICT_SUCCESS;
-	if (len > 5 && memcmp(code, "exit ", 5) == 0) {
-		res->exit_code = (int)strtol(code + 5, NULL, 10);
-		res->verdict = res->exit_code ? BRIG_VERDICT_ERROR : BRIG_VERDICT_SUCCESS;
+	if (len == 7 && memcmp(code, "midfail", 7) == 0) { /* attempted: output, then failure */
+		out->stdout_data = dup_bytes("partial", 7);
+		out->stdout_len = 7;
+		out->sandbox_error = strdup("fake engine died midway");
+		out->transient = true;
+		return 0;
 	}
+	out->stdout_data = dup_bytes(code, len);
+	out->stdout_len = len;
+	out->exit_code = 0;
+	if (len > 5 && memcmp(code, "exit ", 5) == 0)
+		out->exit_code = (int)strtol(code + 5, NULL, 10);
 	if (len == 3 && memcmp(code, "oom", 3) == 0) {
-		res->exit_code = 137;
-		res->oom_killed = true;
-		res->verdict = BRIG_VERDICT_OOM;
+		out->exit_code = 137;
+		out->oom_killed = true;
 	}
 	return 0;
 }
@@ -100,7 +125,7 @@ static int fake_prepare(const brig_spec *spec, void **handle, brig_error **err)
 }
 
 static int fake_run_prepared(void *handle, const brig_spec *spec, const brig_run_control *ctl,
-			     brig_result *res, brig_error **err)
+			     brig_outcome *out, brig_error **err)
 {
 	fake_box *b = handle;
 	if (b->used || strcmp(b->name, spec->name) != 0) {
@@ -113,7 +138,7 @@ static int fake_run_prepared(void *handle, const brig_spec *spec, const brig_run
 	}
 	b->used = true;
 	__atomic_add_fetch(&n_run_prepared, 1, __ATOMIC_SEQ_CST);
-	return fake_run(spec, ctl, res, err);
+	return fake_run(spec, ctl, out, err);
 }
 
 static void fake_discard(void *handle)
@@ -133,10 +158,13 @@ __attribute__((visibility("default"))) void fake_pool_counts(int *prepared, int 
 	*ran = __atomic_load_n(&n_run_prepared, __ATOMIC_SEQ_CST);
 }
 
-static int fake_image_exists(const char *image, brig_error **err)
+static int fake_image_id(const char *image, char *id, size_t id_len, brig_error **err)
 {
 	(void)err;
-	return strstr(image, "missing") ? 0 : 1;
+	if (strstr(image, "missing"))
+		return 0;
+	snprintf(id, id_len, "sha256:%064d", 7);
+	return 1;
 }
 
 static const brig_backend table = {
@@ -146,12 +174,13 @@ static const brig_backend table = {
 	.name = FAKE_NAME,
 	.description = "test plugin",
 	.isolation = FAKE_ISOLATION,
-	.speed_rank = 1,
-	.features = BRIG_FEATURE_CANCEL,
+	.speed_rank = FAKE_SPEED,
+	.features = FAKE_FEATURES,
+	.default_runtime = FAKE_RUNTIME,
 	.probe = fake_probe,
 	.explain = fake_explain,
 	.run = fake_run,
-	.image_exists = fake_image_exists,
+	.image_id = fake_image_id,
 	.prepare = fake_prepare,
 	.run_prepared = fake_run_prepared,
 	.discard = fake_discard,

@@ -3,6 +3,7 @@
 #include "config.h"
 
 #include <fcntl.h>
+#include <pthread.h>
 #include <json-c/json.h>
 #include <stdio.h>
 #include <string.h>
@@ -12,6 +13,7 @@
 #include "cunit_main.h"
 #include "internal.h"
 #include "loader.h"
+#include "probe.h"
 
 static char *plugin(const char *name)
 {
@@ -40,7 +42,7 @@ static void test_good_plugin(void)
 	CU_ASSERT_EQUAL_FATAL(loader_load_file(path, &lb, &err), 0);
 	CU_ASSERT_STRING_EQUAL(lb.be->name, "fake");
 	CU_ASSERT_EQUAL(lb.be->isolation, BRIG_ISOLATION_CONTAINER);
-	CU_ASSERT_PTR_NOT_NULL(BE_HOOK(lb.be, image_exists));
+	CU_ASSERT_PTR_NOT_NULL(BE_HOOK(lb.be, image_id));
 	CU_ASSERT_PTR_NULL(BE_HOOK(lb.be, list_labelled)); /* NULL hook: unsupported */
 	loader_unload(&lb);
 }
@@ -92,7 +94,7 @@ static void test_dir_scan(void)
 	brig_error *err = NULL;
 	CU_ASSERT_EQUAL_FATAL(
 		loader_load_dir(getenv("BRIG_TEST_PLUGIN_DIR"), &list, &n, &refused, &err), 0);
-	CU_ASSERT_EQUAL(n, 2);                 /* fake, fake-gvisor */
+	CU_ASSERT_EQUAL(n, 4);                 /* fake, fake-gvisor, fake-nofeat, fake-old */
 	CU_ASSERT_EQUAL(strv_len(refused), 3); /* badabi, short, nosym */
 	for (size_t i = 0; i < n; i++)
 		loader_unload(&list[i]);
@@ -151,7 +153,7 @@ static void test_auto_picks_available(void)
 	brig_ctx *ctx = make_ctx(NULL);
 	loaded_backend *lb = NULL;
 	brig_error *err = NULL;
-	CU_ASSERT_EQUAL(dispatch_select(ctx, ctx->policy, &lb, &err), 0);
+	CU_ASSERT_EQUAL(dispatch_select(ctx, &lb, NULL, &err), 0);
 	CU_ASSERT_STRING_EQUAL(lb->be->name, "fake");
 	brig_ctx_free(ctx);
 }
@@ -160,7 +162,7 @@ static void expect_unavailable(const char *policy, const char *needle)
 {
 	brig_ctx *ctx = make_ctx(policy);
 	brig_request req = { .language = BRIG_LANG_PYTHON, .code = "print(1)", .code_len = 8 };
-	brig_result res;
+	brig_result res = { .struct_size = sizeof res };
 	brig_error *err = NULL;
 	CU_ASSERT_EQUAL(brig_run(ctx, &req, NULL, &res, &err), BRIG_E_UNAVAILABLE);
 	CU_ASSERT_PTR_NOT_NULL(err && strstr(err->message, needle));
@@ -195,7 +197,7 @@ static void test_run_and_result(void)
 {
 	brig_ctx *ctx = make_ctx(NULL);
 	brig_request req = { .language = BRIG_LANG_NODE, .code = "exit 3", .code_len = 6 };
-	brig_result res;
+	brig_result res = { .struct_size = sizeof res };
 	brig_error *err = NULL;
 	CU_ASSERT_EQUAL_FATAL(brig_run(ctx, &req, NULL, &res, &err), 0);
 	CU_ASSERT_EQUAL(res.verdict, BRIG_VERDICT_ERROR);
@@ -222,7 +224,7 @@ static void test_backend_failure_is_sandbox_error(void)
 {
 	brig_ctx *ctx = make_ctx(NULL);
 	brig_request req = { .language = BRIG_LANG_SHELL, .code = "fail", .code_len = 4 };
-	brig_result res;
+	brig_result res = { .struct_size = sizeof res };
 	brig_error *err = NULL;
 	CU_ASSERT_EQUAL_FATAL(brig_run(ctx, &req, NULL, &res, &err), 0);
 	CU_ASSERT_EQUAL(res.verdict, BRIG_VERDICT_SANDBOX_ERROR);
@@ -233,7 +235,7 @@ static void test_backend_failure_is_sandbox_error(void)
 
 static void test_invalid_utf8_output_is_valid_json(void)
 {
-	brig_result res = { 0 };
+	brig_result res = { .struct_size = sizeof res };
 	res.stdout_data = xstrdup("ok \xff\xfe \xc3\xa9 \xed\xa0\x80");
 	res.stdout_len = strlen(res.stdout_data);
 	char *js = brig_result_to_json(&res, false);
@@ -273,7 +275,7 @@ static void test_audit_lines(void)
 	CU_ASSERT_EQUAL_FATAL(brig_ctx_set_audit_log(ctx, path, &err), 0);
 	brig_request ok = { .language = BRIG_LANG_PYTHON, .code = "hello", .code_len = 5 };
 	brig_request big = { .language = BRIG_LANG_PYTHON, .code = "123456789", .code_len = 9 };
-	brig_result res;
+	brig_result res = { .struct_size = sizeof res };
 	CU_ASSERT_EQUAL(brig_run(ctx, &ok, NULL, &res, &err), 0);
 	brig_result_clear(&res);
 	CU_ASSERT_EQUAL(brig_run(ctx, &big, NULL, &res, &err), BRIG_E_REFUSED);
@@ -343,7 +345,7 @@ static void test_cancel_fd(void)
 	CU_ASSERT_EQUAL(write(pfd[1], "x", 1), 1);
 	brig_run_options o = { .struct_size = sizeof o, .cancel_fd = pfd[0], .front_door = "lib" };
 	brig_request req = { .language = BRIG_LANG_SHELL, .code = "hang", .code_len = 4 };
-	brig_result res;
+	brig_result res = { .struct_size = sizeof res };
 	brig_error *err = NULL;
 	CU_ASSERT_EQUAL(brig_run(ctx, &req, &o, &res, &err), 0);
 	CU_ASSERT_EQUAL(res.verdict, BRIG_VERDICT_CANCELLED);
@@ -363,11 +365,272 @@ static void test_status_json(void)
 	CU_ASSERT_PTR_NOT_NULL_FATAL(o);
 	CU_ASSERT(json_object_object_get_ex(o, "selected", &v) &&
 		  strcmp(json_object_get_string(v), "fake") == 0);
-	CU_ASSERT(json_object_object_get_ex(o, "backends", &v) && json_object_array_length(v) == 2);
+	CU_ASSERT(json_object_object_get_ex(o, "backends", &v) && json_object_array_length(v) == 4);
 	CU_ASSERT(json_object_object_get_ex(o, "refused_plugins", &v) &&
 		  json_object_array_length(v) == 3);
 	json_object_put(o);
 	free(js);
+	brig_ctx_free(ctx);
+}
+
+/* Copy a built fake plugin into `dir` as `name` with `mode`. */
+static char *copy_plugin(const char *dir, const char *from, const char *name, mode_t mode)
+{
+	cleanup_free char *src = plugin(from);
+	char *dst = xasprintf("%s/%s", dir, name);
+	char buf[65536];
+	int in = open(src, O_RDONLY | O_CLOEXEC),
+	    out = open(dst, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	CU_ASSERT_FATAL(in >= 0 && out >= 0);
+	ssize_t r;
+	while ((r = read(in, buf, sizeof buf)) > 0)
+		CU_ASSERT_EQUAL(write_all(out, buf, (size_t)r), 0);
+	close(in);
+	close(out);
+	CU_ASSERT_EQUAL(chmod(dst, mode), 0);
+	return dst;
+}
+
+/* Code loaded into every brig process: a plugin file or directory others may write is refused
+ * with the reason, before dlopen. */
+static void test_writable_plugin_refused(void)
+{
+	char dir[] = "/tmp/brig-test-plugins-XXXXXX";
+	CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(dir));
+	CU_ASSERT_EQUAL(chmod(dir, 0755), 0);
+	cleanup_free char *ok = copy_plugin(dir, "fake", "fake.so", 0644);
+	cleanup_free char *gw = copy_plugin(dir, "fake-gvisor", "fake-gvisor.so", 0664);
+	loaded_backend *list = NULL;
+	size_t n = 0;
+	char **refused = NULL;
+	brig_error *err = NULL;
+	CU_ASSERT_EQUAL_FATAL(loader_load_dir(dir, &list, &n, &refused, &err), 0);
+	CU_ASSERT_EQUAL(n, 1);
+	CU_ASSERT_EQUAL_FATAL(strv_len(refused), 1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(refused[0], "writable by its group"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(refused[0], gw));
+	for (size_t i = 0; i < n; i++)
+		loader_unload(&list[i]);
+	free(list);
+	strv_free(refused);
+	/* a world-writable directory: nothing in it is loaded */
+	CU_ASSERT_EQUAL(chmod(dir, 0777), 0);
+	CU_ASSERT_EQUAL(loader_load_dir(dir, &list, &n, &refused, &err), BRIG_E_PLUGIN);
+	CU_ASSERT_PTR_NOT_NULL(err && strstr(err->message, "writable by everyone"));
+	brig_error_free(err);
+	/* a file of another user */
+	CU_ASSERT_EQUAL(chmod(dir, 0755), 0);
+	if (geteuid() == 0) {
+		CU_ASSERT_EQUAL(chown(ok, 4242, 4242), 0);
+		loaded_backend lb;
+		err = NULL;
+		CU_ASSERT_EQUAL(loader_load_file(ok, &lb, &err), BRIG_E_PLUGIN);
+		CU_ASSERT_PTR_NOT_NULL(err && strstr(err->message, "belongs to uid 4242"));
+		brig_error_free(err);
+	}
+	unlink(ok);
+	unlink(gw);
+	rmdir(dir);
+}
+
+/* A backend that lacks a feature the box needs is refused with the reason, never used: the
+ * default policy's box has brig's seccomp profile, which fake-nofeat does not honour. */
+static void test_missing_feature_refused(void)
+{
+	expect_unavailable("{\"backend\": \"fake-nofeat\"}", "lacks support for a seccomp profile");
+	brig_ctx *ctx = make_ctx("{\"backend\": \"fake-nofeat\", \"seccomp\": \"engine\"}");
+	brig_request req = { .language = BRIG_LANG_SHELL, .code = "hi", .code_len = 2 };
+	brig_result res = { .struct_size = sizeof res };
+	brig_error *err = NULL;
+	CU_ASSERT_EQUAL(brig_run(ctx, &req, NULL, &res, &err), 0); /* no profile: usable */
+	CU_ASSERT_STRING_EQUAL(res.backend, "fake-nofeat");
+	brig_result_clear(&res);
+	/* cancellation is a feature too: fake-nofeat has it, so a cancel fd is fine */
+	brig_ctx_free(ctx);
+}
+
+/* An older, shorter table (only the hooks up to run): it loads, runs, and the host never reads
+ * past its struct_size (the warm pool finds no prepare hook and says so). */
+static void test_old_short_table(void)
+{
+	brig_ctx *ctx = make_ctx("{\"backend\": \"fake-old\", \"warm_pool\": 1}");
+	loaded_backend *lb = NULL;
+	brig_error *err = NULL;
+	CU_ASSERT_EQUAL_FATAL(dispatch_select(ctx, &lb, NULL, &err), 0);
+	CU_ASSERT_EQUAL(lb->be->struct_size, BRIG_BACKEND_MIN_SIZE);
+	CU_ASSERT_PTR_NULL(BE_HOOK(lb->be, image_id));
+	CU_ASSERT_PTR_NULL(BE_HOOK(lb->be, prepare));
+	CU_ASSERT_EQUAL(brig_ctx_start_warm_pool(ctx, &err), 0);
+	brig_request req = { .language = BRIG_LANG_SHELL, .code = "exit 4", .code_len = 6 };
+	brig_result res = { .struct_size = sizeof res };
+	CU_ASSERT_EQUAL(brig_run(ctx, &req, NULL, &res, &err), 0);
+	CU_ASSERT_EQUAL(res.exit_code, 4);
+	CU_ASSERT_FALSE(res.pooled);
+	brig_result_clear(&res);
+	bool said = false; /* the pool's worker makes its choice in the background */
+	for (int i = 0; i < 200 && !said; i++) {
+		json_object *st = brig_status_object(ctx), *pool, *reason;
+		said = json_object_object_get_ex(st, "pool", &pool) &&
+		       json_object_object_get_ex(pool, "reason", &reason) && reason &&
+		       strstr(json_object_get_string(reason), "cannot prepare");
+		json_object_put(st);
+		if (!said)
+			usleep(10000);
+	}
+	CU_ASSERT_TRUE(said);
+	brig_ctx_free(ctx);
+}
+
+/* Once a box was attempted, a failure of the machinery keeps what the program printed: the host
+ * reports sandbox_error with the backend's reason and the captured output. */
+static void test_midway_failure_keeps_output(void)
+{
+	brig_ctx *ctx = make_ctx(NULL);
+	brig_request req = { .language = BRIG_LANG_SHELL, .code = "midfail", .code_len = 7 };
+	brig_result res = { .struct_size = sizeof res };
+	brig_error *err = NULL;
+	CU_ASSERT_EQUAL_FATAL(brig_run(ctx, &req, NULL, &res, &err), 0);
+	CU_ASSERT_EQUAL(res.verdict, BRIG_VERDICT_SANDBOX_ERROR);
+	CU_ASSERT_EQUAL(res.exit_code, -1);
+	CU_ASSERT_STRING_EQUAL(res.stdout_data, "partial");
+	CU_ASSERT_PTR_NOT_NULL(res.error && strstr(res.error, "died midway"));
+	brig_result_clear(&res);
+	brig_ctx_free(ctx);
+}
+
+/* A negative probe is asked again after a short back-off: a process started while the engine
+ * was down runs code once it is up, without a restart, and the error said retrying may help. */
+static void test_probe_recovers(void)
+{
+	setenv("FAKE_DOWN", "1", 1);
+	brig_ctx *ctx = make_ctx("{\"backend\": \"fake\"}");
+	brig_request req = { .language = BRIG_LANG_SHELL, .code = "hi", .code_len = 2 };
+	brig_result res = { .struct_size = sizeof res };
+	brig_error *err = NULL;
+	CU_ASSERT_EQUAL(brig_run(ctx, &req, NULL, &res, &err), BRIG_E_UNAVAILABLE);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(err);
+	CU_ASSERT_TRUE(err->transient);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err->message, "the fake engine is down"));
+	brig_error_free(err);
+	err = NULL;
+	unsetenv("FAKE_DOWN");
+	/* still within the back-off: the cached answer */
+	CU_ASSERT_EQUAL(brig_run(ctx, &req, NULL, &res, &err), BRIG_E_UNAVAILABLE);
+	brig_error_free(err);
+	err = NULL;
+	usleep((PROBE_BACKOFF_MIN_MS + 100) * 1000);
+	CU_ASSERT_EQUAL(brig_run(ctx, &req, NULL, &res, &err), 0);
+	CU_ASSERT_EQUAL(res.verdict, BRIG_VERDICT_SUCCESS);
+	brig_result_clear(&res);
+	brig_ctx_free(ctx);
+}
+
+/* A positive answer holds until a run fails transiently; then the backend is asked again. */
+static void test_probe_rechecked_after_failure(void)
+{
+	brig_ctx *ctx = make_ctx("{\"backend\": \"fake\"}");
+	brig_request req = { .language = BRIG_LANG_SHELL, .code = "midfail", .code_len = 7 };
+	brig_result res = { .struct_size = sizeof res };
+	brig_error *err = NULL;
+	CU_ASSERT_EQUAL(brig_run(ctx, &req, NULL, &res, &err), 0); /* transient sandbox error */
+	brig_result_clear(&res);
+	setenv("FAKE_DOWN", "1", 1); /* the next selection probes, and learns it is down */
+	req.code = "hi";
+	req.code_len = 2;
+	CU_ASSERT_EQUAL(brig_run(ctx, &req, NULL, &res, &err), BRIG_E_UNAVAILABLE);
+	brig_error_free(err);
+	unsetenv("FAKE_DOWN");
+	brig_ctx_free(ctx);
+}
+
+typedef struct hang_arg {
+	brig_ctx *ctx;
+	int cancel_fd;
+	int rc;
+} hang_arg;
+
+static void *hang_thread(void *p)
+{
+	hang_arg *a = p;
+	brig_request req = { .language = BRIG_LANG_SHELL, .code = "hang", .code_len = 4 };
+	brig_run_options o = { .struct_size = sizeof o, .cancel_fd = a->cancel_fd };
+	brig_result res = { .struct_size = sizeof res };
+	brig_error *err = NULL;
+	a->rc = brig_run(a->ctx, &req, &o, &res, &err);
+	brig_error_free(err);
+	brig_result_clear(&res);
+	return NULL;
+}
+
+/* max_concurrent_runs holds in the library: a run beyond it waits (bounded) or is refused
+ * with BRIG_E_BUSY, and a cancel ends the wait. */
+static void test_max_concurrent_runs(void)
+{
+	brig_ctx *ctx = make_ctx("{\"max_concurrent_runs\": 1, \"timeout_seconds\": 10}");
+	int hold[2];
+	CU_ASSERT_FATAL(pipe(hold) == 0);
+	hang_arg a = { .ctx = ctx, .cancel_fd = hold[0] };
+	pthread_t t;
+	CU_ASSERT_FATAL(pthread_create(&t, NULL, hang_thread, &a) == 0);
+	usleep(200 * 1000); /* the first run holds the only slot */
+	brig_request req = { .language = BRIG_LANG_SHELL, .code = "hi", .code_len = 2 };
+	brig_result res = { .struct_size = sizeof res };
+	brig_error *err = NULL;
+	brig_run_options now = { .struct_size = sizeof now, .cancel_fd = -1, .queue_wait_ms = -1 };
+	CU_ASSERT_EQUAL(brig_run(ctx, &req, &now, &res, &err), BRIG_E_BUSY);
+	CU_ASSERT_PTR_NOT_NULL(err && strstr(err->message, "max_concurrent_runs"));
+	brig_error_free(err);
+	err = NULL;
+	brig_run_options wait = { .struct_size = sizeof wait,
+				  .cancel_fd = -1,
+				  .queue_wait_ms = 300 };
+	int64_t t0 = now_ms();
+	CU_ASSERT_EQUAL(brig_run(ctx, &req, &wait, &res, &err), BRIG_E_BUSY);
+	CU_ASSERT(now_ms() - t0 >= 250);
+	brig_error_free(err);
+	err = NULL;
+	int cancel[2];
+	CU_ASSERT_FATAL(pipe(cancel) == 0);
+	CU_ASSERT_EQUAL(write(cancel[1], "x", 1), 1);
+	brig_run_options c = { .struct_size = sizeof c, .cancel_fd = cancel[0] };
+	CU_ASSERT_EQUAL(brig_run(ctx, &req, &c, &res, &err), BRIG_E_CANCELLED);
+	brig_error_free(err);
+	err = NULL;
+	CU_ASSERT_EQUAL(write(hold[1], "x", 1), 1); /* end the first run: the slot frees */
+	brig_run_options w2 = { .struct_size = sizeof w2, .cancel_fd = -1, .queue_wait_ms = 5000 };
+	CU_ASSERT_EQUAL(brig_run(ctx, &req, &w2, &res, &err), 0);
+	CU_ASSERT_EQUAL(res.verdict, BRIG_VERDICT_SUCCESS);
+	brig_result_clear(&res);
+	pthread_join(t, NULL);
+	CU_ASSERT_EQUAL(a.rc, 0);
+	for (int i = 0; i < 2; i++)
+		close(hold[i]), close(cancel[i]);
+	brig_ctx_free(ctx);
+}
+
+/* A caller built against an older brig.h passes a shorter brig_result: the library writes no
+ * byte beyond its struct_size. */
+static void test_result_struct_size(void)
+{
+	brig_ctx *ctx = make_ctx(NULL);
+	struct {
+		brig_result res;
+		unsigned char guard[8];
+	} box;
+	memset(&box, 0xAB, sizeof box);
+	box.res.struct_size = offsetof(brig_result, pooled);
+	brig_request req = { .language = BRIG_LANG_SHELL, .code = "hi", .code_len = 2 };
+	brig_error *err = NULL;
+	CU_ASSERT_EQUAL(brig_run(ctx, &req, NULL, &box.res, &err), 0);
+	CU_ASSERT_EQUAL(box.res.struct_size, offsetof(brig_result, pooled));
+	CU_ASSERT_STRING_EQUAL(box.res.stdout_data, "hi");
+	const unsigned char *tail = (const unsigned char *)&box.res + offsetof(brig_result, pooled);
+	CU_ASSERT_EQUAL(tail[0], 0xAB); /* `pooled` untouched */
+	brig_result_clear(&box.res);
+	CU_ASSERT_EQUAL(tail[0], 0xAB);
+	box.res.struct_size = 0;
+	CU_ASSERT_EQUAL(brig_run(ctx, &req, NULL, &box.res, &err), BRIG_E_USAGE);
+	brig_error_free(err);
 	brig_ctx_free(ctx);
 }
 
@@ -393,6 +656,14 @@ static CU_TestInfo tests[] = {
 	{ "sha256: FIPS 180-2 vectors, nettle loaded per hash", test_sha256_vectors },
 	{ "cancel fd reaches the backend", test_cancel_fd },
 	{ "status json", test_status_json },
+	{ "plugin writable by others refused", test_writable_plugin_refused },
+	{ "backend lacking a needed feature refused", test_missing_feature_refused },
+	{ "older, shorter table: loads, runs, nothing read past it", test_old_short_table },
+	{ "a failure midway keeps the output", test_midway_failure_keeps_output },
+	{ "a negative probe is retried after its back-off", test_probe_recovers },
+	{ "a positive probe is re-checked after a failed run", test_probe_rechecked_after_failure },
+	{ "max_concurrent_runs: busy, bounded wait, cancel", test_max_concurrent_runs },
+	{ "result struct_size: nothing written past it", test_result_struct_size },
 	CU_TEST_INFO_NULL,
 };
 

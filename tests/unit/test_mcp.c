@@ -196,7 +196,9 @@ static int fake_run(void *data, brig_ctx *ctx, const brig_request *req, const br
 	pthread_mutex_unlock(&F.lock);
 
 	int rc = 0;
+	size_t size = res->struct_size;
 	memset(res, 0, sizeof *res);
+	res->struct_size = size;
 	res->language = req->language;
 	set_str(&res->image, NULL, "brig/python:test");
 	set_str(&res->backend, NULL, "fake");
@@ -960,8 +962,7 @@ static void test_oversized_and_partial(void)
 static void test_schema_matches_result(void)
 {
 	json_object *schema = mcp_run_code_output_schema();
-	brig_result res;
-	memset(&res, 0, sizeof res);
+	brig_result res = { .struct_size = sizeof res };
 	res.language = BRIG_LANG_NODE;
 	res.image = xstrdup("brig/node:bookworm");
 	res.backend = xstrdup("docker-cli");

@@ -11,6 +11,7 @@
 #include "cunit_main.h"
 #include "dock.h"
 #include "policy.h"
+#include "spec.h"
 #include "util.h"
 
 typedef struct rendered {
@@ -32,8 +33,8 @@ static void render(const char *policy_json, brig_language lang, int isolation, c
 	}
 	brig_request req = { .language = lang, .code = "print(1)", .code_len = 8 };
 	char *notice = NULL;
-	CU_ASSERT_EQUAL_FATAL(policy_make_spec(p, &req, BRIG_TIMEOUT_REFUSE, runtime, isolation,
-					       &r->spec, &notice, &err),
+	spec_target t = { .runtime = runtime, .isolation = isolation };
+	CU_ASSERT_EQUAL_FATAL(spec_build(p, &req, BRIG_TIMEOUT_REFUSE, &t, &r->spec, &notice, &err),
 			      0);
 	free(notice);
 	brig_policy_free(p);
@@ -253,7 +254,19 @@ static void test_gvisor_runtime(void)
 	render(NULL, BRIG_LANG_NODE, BRIG_ISOLATION_GVISOR, "runsc-seccomp", &r);
 	check_same(&r);
 	CU_ASSERT_STRING_EQUAL(jstr(r.hc, "Runtime"), "runsc-seccomp");
-	CU_ASSERT_EQUAL(r.spec->nproc, r.spec->pids_guest); /* the program's budget, in gVisor */
+	/* the program's budget + the wrapper, enforced inside gVisor; the box that runs is the
+	 * wrapped one, in both renderings */
+	CU_ASSERT_EQUAL(r.spec->nproc, r.spec->pids_guest + 1);
+	json_object *cmd = NULL;
+	CU_ASSERT_FATAL(json_object_object_get_ex(r.body, "Cmd", &cmd));
+	CU_ASSERT_STRING_EQUAL(json_object_get_string(json_object_array_get_idx(cmd, 0)),
+			       "/bin/sh");
+	CU_ASSERT_STRING_EQUAL(json_object_get_string(json_object_array_get_idx(cmd, 3)),
+			       r.spec->exit_marker);
+	size_t n = strv_len(r.argv);
+	CU_ASSERT_STRING_EQUAL(r.argv[n - 6], "/bin/sh");
+	CU_ASSERT_STRING_EQUAL(r.argv[n - 3], r.spec->exit_marker);
+	CU_ASSERT_STRING_EQUAL(r.argv[n - 2], "node");
 	release(&r);
 }
 

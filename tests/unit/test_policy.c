@@ -13,6 +13,7 @@
 
 #include "cunit_main.h"
 #include "policy.h"
+#include "spec.h"
 #include "util.h"
 
 #define ORIGIN "policy.json"
@@ -217,9 +218,9 @@ static int make(const brig_policy *p, brig_language lang, const char *code, int 
 			     .code = code,
 			     .code_len = code ? strlen(code) : 0,
 			     .timeout_seconds = timeout };
-	return policy_make_spec(p, &req, mode,
-				isolation == BRIG_ISOLATION_GVISOR ? "runsc" : "runc", isolation,
-				spec, notice, err);
+	spec_target t = { .runtime = isolation == BRIG_ISOLATION_GVISOR ? "runsc" : "runc",
+			  .isolation = isolation };
+	return spec_build(p, &req, mode, &t, spec, notice, err);
 }
 
 static brig_spec *make_ok(const brig_policy *p, brig_language lang, int isolation)
@@ -252,7 +253,7 @@ static unsigned long long self_starttime(void)
 	fclose(f);
 	buf[n] = '\0';
 	unsigned long long st = 0;
-	CU_ASSERT_EQUAL(spec_parse_starttime(buf, &st), 0);
+	CU_ASSERT_EQUAL(proc_stat_starttime(buf, &st), 0);
 	return st;
 }
 
@@ -282,6 +283,8 @@ static void test_defaults(void)
 	CU_ASSERT_PTR_NULL(p->seccomp_deny);
 	CU_ASSERT_EQUAL(p->max_concurrent_runs, 4);
 	CU_ASSERT_PTR_NULL(p->audit_log);
+	CU_ASSERT_STRING_EQUAL(p->gvisor_runtime, "runsc-seccomp");
+	CU_ASSERT_EQUAL(p->gvisor_pids_limit, 0);
 	CU_ASSERT_EQUAL(policy_validate(p, "defaults", NULL), 0);
 	brig_policy_free(p);
 }
@@ -357,7 +360,9 @@ static void test_edges_cpus(void)
 	key_fails("cpus", "64.01", "is out of range");
 	key_fails("cpus", "0", "is out of range");
 	key_fails("cpus", "-1", "is out of range");
-	key_fails("cpus", "NaN", "is out of range"); /* json-c accepts the literal */
+	/* json-c accepts the literals; the one strict parser does not: they are not JSON */
+	load_fails("{\"cpus\": NaN}", ORIGIN ":", "invalid JSON: NaN or Infinity");
+	load_fails("{\"cpus\": [-Infinity]}", ORIGIN ":", "invalid JSON: NaN or Infinity");
 	key_fails("cpus", "1e400", "is out of range");
 }
 
@@ -1356,19 +1361,119 @@ static void test_spec_gvisor_pids(void)
 	CU_ASSERT_STRING_EQUAL(s->runtime, "runsc");
 	CU_ASSERT_EQUAL(s->pids_guest, 64);
 	CU_ASSERT_EQUAL(s->pids_limit, 1024 + 2 * 64 * 64);
-	CU_ASSERT_EQUAL(s->nproc, 64); /* the program's budget, enforced inside gVisor */
+	CU_ASSERT_EQUAL(s->nproc, 65); /* the program's budget + the wrapper, inside gVisor */
 	spec_free(s);
+	override_ok(p, "gvisor_pids_limit", "48", false); /* the operator's own translation */
+	s = make_ok(p, BRIG_LANG_PYTHON, BRIG_ISOLATION_GVISOR);
+	CU_ASSERT_EQUAL(s->pids_limit, 48);
+	CU_ASSERT_EQUAL(s->pids_guest, 64);
+	spec_free(s);
+	override_ok(p, "gvisor_pids_limit", "0", false);
 	override_ok(p, "pids_limit", "8", false);
 	s = make_ok(p, BRIG_LANG_PYTHON, BRIG_ISOLATION_CONTAINER);
 	CU_ASSERT_EQUAL(s->pids_limit, 8);
 	CU_ASSERT_EQUAL(s->nproc, 0); /* runc: RLIMIT_NPROC would count the host's whole uid */
 	spec_free(s);
 	brig_policy_free(p);
-	CU_ASSERT_EQUAL(policy_engine_pids_limit(64, BRIG_ISOLATION_CONTAINER), 64);
-	CU_ASSERT_EQUAL(policy_engine_pids_limit(64, BRIG_ISOLATION_GVISOR), 1024 + 2 * 64 * 64);
-	CU_ASSERT_EQUAL(policy_engine_pids_limit(8, BRIG_ISOLATION_GVISOR), 1024 + 2 * 8 * 8);
-	CU_ASSERT_EQUAL(policy_engine_pids_limit(120, BRIG_ISOLATION_GVISOR), 29824);
-	CU_ASSERT_EQUAL(policy_engine_pids_limit(4096, BRIG_ISOLATION_GVISOR), 32768);
+	CU_ASSERT_EQUAL(spec_engine_pids_limit(NULL, 64, BRIG_ISOLATION_CONTAINER), 64);
+	CU_ASSERT_EQUAL(spec_engine_pids_limit(NULL, 64, BRIG_ISOLATION_GVISOR),
+			1024 + 2 * 64 * 64);
+	CU_ASSERT_EQUAL(spec_engine_pids_limit(NULL, 8, BRIG_ISOLATION_GVISOR), 1024 + 2 * 8 * 8);
+	CU_ASSERT_EQUAL(spec_engine_pids_limit(NULL, 120, BRIG_ISOLATION_GVISOR), 29824);
+	CU_ASSERT_EQUAL(spec_engine_pids_limit(NULL, 4096, BRIG_ISOLATION_GVISOR), 32768);
+}
+
+/* The spec is the final box: under gVisor the wrapper, its marker, the environment without
+ * PYTHONUNBUFFERED and the output slack are in the spec itself, not added by a backend. */
+static void test_spec_gvisor_final_box(void)
+{
+	brig_policy *p = brig_policy_new_default();
+	brig_spec *s = make_ok(p, BRIG_LANG_PYTHON, BRIG_ISOLATION_GVISOR);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(s->exit_marker);
+	CU_ASSERT_TRUE(starts_with(s->exit_marker, s->name));
+	CU_ASSERT_STRING_EQUAL(s->argv[0], "/bin/sh");
+	CU_ASSERT_STRING_EQUAL(s->argv[1], "-c");
+	CU_ASSERT_STRING_EQUAL(s->argv[3], s->exit_marker);
+	CU_ASSERT_STRING_EQUAL(s->argv[4], "python3");
+	CU_ASSERT_STRING_EQUAL(s->argv[5], "-");
+	CU_ASSERT_PTR_NULL(s->argv[6]);
+	for (char **e = s->env; *e; e++)
+		CU_ASSERT_FALSE(starts_with(*e, "PYTHONUNBUFFERED="));
+	CU_ASSERT_EQUAL(s->output_limit, 131072);
+	CU_ASSERT_EQUAL(s->max_output_bytes, 131072 + strlen(s->exit_marker) + 1);
+	cleanup_free char *notes = spec_describe_traits(s);
+	CU_ASSERT_PTR_NOT_NULL(strstr(notes, "/bin/sh -c"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(notes, "RLIMIT_NPROC 65"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(notes, "pids limit 9216"));
+	spec_free(s);
+	s = make_ok(p, BRIG_LANG_PYTHON, BRIG_ISOLATION_CONTAINER); /* runc: as the policy says */
+	CU_ASSERT_PTR_NULL(s->exit_marker);
+	CU_ASSERT_STRING_EQUAL(s->argv[0], "python3");
+	CU_ASSERT_EQUAL(s->max_output_bytes, s->output_limit);
+	cleanup_free char *none = spec_describe_traits(s);
+	CU_ASSERT_STRING_EQUAL(none, "");
+	spec_free(s);
+	brig_policy_free(p);
+}
+
+static brig_result finish(const brig_spec *s, int exit_code, const char *out, const char *err,
+			  bool truncated)
+{
+	brig_outcome o = { .struct_size = sizeof o,
+			   .exit_code = exit_code,
+			   .truncated = truncated };
+	o.stdout_data = xstrdup(out);
+	o.stdout_len = strlen(out);
+	o.stderr_data = xstrdup(err);
+	o.stderr_len = strlen(err);
+	brig_result res = { .struct_size = sizeof res };
+	spec_finish_outcome(s, &o, &res);
+	outcome_clear(&o);
+	return res;
+}
+
+/* The host alone turns an outcome into a verdict; under gVisor it takes the wrapper's line out
+ * and tells the program's own exit 2 from the sentry's. */
+static void test_finish_outcome(void)
+{
+	brig_policy *p = load_ok("{\"max_output_bytes\": 1024}");
+	brig_spec *g = make_ok(p, BRIG_LANG_SHELL, BRIG_ISOLATION_GVISOR);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+	cleanup_free char *line = xasprintf("boom\n%s\n", g->exit_marker);
+	brig_result r = finish(g, 2, "x", line, false);
+	CU_ASSERT_EQUAL(r.verdict, BRIG_VERDICT_ERROR); /* the program's own exit 2 */
+	CU_ASSERT_EQUAL(r.exit_code, 2);
+	CU_ASSERT_STRING_EQUAL(r.stderr_data, "boom\n");
+	brig_result_clear(&r);
+	r = finish(g, 2, "x", "boom\n", false);
+	CU_ASSERT_EQUAL(r.verdict, BRIG_VERDICT_SANDBOX_ERROR); /* the sentry crashed */
+	CU_ASSERT_EQUAL(r.exit_code, -1);
+	CU_ASSERT_PTR_NOT_NULL(r.error && strstr(r.error, "sentry"));
+	brig_result_clear(&r);
+	/* the program is held to its own cap: the backend's extra room was for the line */
+	char big[1030];
+	memset(big, 'a', sizeof big - 1);
+	big[sizeof big - 1] = '\0';
+	r = finish(g, 0, big, "", false);
+	CU_ASSERT_EQUAL(r.stdout_len, 1024);
+	CU_ASSERT_EQUAL(r.verdict, BRIG_VERDICT_OUTPUT_LIMIT);
+	CU_ASSERT_TRUE(r.output_truncated);
+	brig_result_clear(&r);
+	spec_free(g);
+	brig_spec *c = make_ok(p, BRIG_LANG_SHELL, BRIG_ISOLATION_CONTAINER);
+	r = finish(c, 2, "", "", false);
+	CU_ASSERT_EQUAL(r.verdict, BRIG_VERDICT_ERROR); /* runc: an exit 2 is the program's */
+	brig_result_clear(&r);
+	r = finish(c, 137, "", "", true);
+	CU_ASSERT_EQUAL(r.verdict, BRIG_VERDICT_OUTPUT_LIMIT);
+	brig_result_clear(&r);
+	r = finish(c, 0, "ok", "", false);
+	CU_ASSERT_EQUAL(r.verdict, BRIG_VERDICT_SUCCESS);
+	CU_ASSERT_STRING_EQUAL(r.stdout_data, "ok");
+	brig_result_clear(&r);
+	spec_free(c);
+	brig_policy_free(p);
 }
 
 static void test_spec_network_and_user(void)
@@ -1543,8 +1648,8 @@ static void test_spec_bad_requests(void)
 	CU_ASSERT_EQUAL(make(p, BRIG_LANG_PYTHON, "1", 0, BRIG_TIMEOUT_CLAMP, 0, &s, NULL, &err),
 			BRIG_E_USAGE);
 	brig_request req = { .language = BRIG_LANG_PYTHON, .code = "1", .code_len = 1 };
-	CU_ASSERT_EQUAL(policy_make_spec(p, &req, BRIG_TIMEOUT_CLAMP, NULL,
-					 BRIG_ISOLATION_CONTAINER, &s, NULL, &err),
+	spec_target none = { .runtime = NULL, .isolation = BRIG_ISOLATION_CONTAINER };
+	CU_ASSERT_EQUAL(spec_build(p, &req, BRIG_TIMEOUT_CLAMP, &none, &s, NULL, &err),
 			BRIG_E_USAGE);
 	CU_ASSERT_PTR_NULL(s);
 	brig_error_free(err);
@@ -1723,18 +1828,18 @@ static void test_parse_starttime(void)
 	const char *odd =
 		"1234 (we ird) (x) ) S 1 1234 1234 0 -1 4194560 100 0 0 0 0 0 0 0 20 0 1 0 "
 		"987654 12345 67 18446744073709551615\n";
-	CU_ASSERT_EQUAL(spec_parse_starttime(odd, &st), 0);
+	CU_ASSERT_EQUAL(proc_stat_starttime(odd, &st), 0);
 	CU_ASSERT_EQUAL(st, 987654ULL);
 	const char *last = "7 (sh) S 1 7 7 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 42";
-	CU_ASSERT_EQUAL(spec_parse_starttime(last, &st), 0);
+	CU_ASSERT_EQUAL(proc_stat_starttime(last, &st), 0);
 	CU_ASSERT_EQUAL(st, 42ULL);
-	CU_ASSERT_EQUAL(spec_parse_starttime("no parenthesis here", &st), -1);
-	CU_ASSERT_EQUAL(spec_parse_starttime("1 (x) S 1 2 3", &st), -1);
+	CU_ASSERT_EQUAL(proc_stat_starttime("no parenthesis here", &st), -1);
+	CU_ASSERT_EQUAL(proc_stat_starttime("1 (x) S 1 2 3", &st), -1);
 	CU_ASSERT_EQUAL(
-		spec_parse_starttime("1 (x) S 1 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 abc", &st), -1);
+		proc_stat_starttime("1 (x) S 1 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 abc", &st), -1);
 	CU_ASSERT_EQUAL(
-		spec_parse_starttime("1 (x) S 1 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 12x", &st), -1);
-	CU_ASSERT_EQUAL(spec_parse_starttime(NULL, &st), -1);
+		proc_stat_starttime("1 (x) S 1 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 12x", &st), -1);
+	CU_ASSERT_EQUAL(proc_stat_starttime(NULL, &st), -1);
 	CU_ASSERT_TRUE(self_starttime() > 0);
 }
 
@@ -1766,6 +1871,8 @@ static void test_warm_pool_keys(void)
 
 static void test_spec_same_box(void)
 {
+	const spec_target runc = { .runtime = "runc", .isolation = BRIG_ISOLATION_CONTAINER };
+	const spec_target runsc = { .runtime = "runsc", .isolation = BRIG_ISOLATION_GVISOR };
 	brig_policy *p = brig_policy_new_default();
 	brig_request r1 = { .language = BRIG_LANG_PYTHON, .code = "", .code_len = 0 };
 	brig_request r2 = {
@@ -1773,10 +1880,8 @@ static void test_spec_same_box(void)
 	};
 	brig_spec *a = NULL, *b = NULL;
 	brig_error *err = NULL;
-	CU_ASSERT_EQUAL_FATAL(
-		policy_make_spec(p, &r1, BRIG_TIMEOUT_REFUSE, "runc", 1, &a, NULL, &err), 0);
-	CU_ASSERT_EQUAL_FATAL(
-		policy_make_spec(p, &r2, BRIG_TIMEOUT_REFUSE, "runc", 1, &b, NULL, &err), 0);
+	CU_ASSERT_EQUAL_FATAL(spec_build(p, &r1, BRIG_TIMEOUT_REFUSE, &runc, &a, NULL, &err), 0);
+	CU_ASSERT_EQUAL_FATAL(spec_build(p, &r2, BRIG_TIMEOUT_REFUSE, &runc, &b, NULL, &err), 0);
 	CU_ASSERT_TRUE(spec_same_box(a, b)); /* name, code and timeout are the run's own */
 	b->memory_bytes++;
 	CU_ASSERT_FALSE(spec_same_box(a, b));
@@ -1786,13 +1891,22 @@ static void test_spec_same_box(void)
 	CU_ASSERT_FALSE(spec_same_box(a, b));
 	spec_free(b);
 	r2.language = BRIG_LANG_NODE;
-	CU_ASSERT_EQUAL_FATAL(
-		policy_make_spec(p, &r2, BRIG_TIMEOUT_REFUSE, "runc", 1, &b, NULL, &err), 0);
+	CU_ASSERT_EQUAL_FATAL(spec_build(p, &r2, BRIG_TIMEOUT_REFUSE, &runc, &b, NULL, &err), 0);
 	CU_ASSERT_FALSE(spec_same_box(a, b));
 	spec_free(b);
-	CU_ASSERT_EQUAL_FATAL(
-		policy_make_spec(p, &r1, BRIG_TIMEOUT_REFUSE, "runsc", 2, &b, NULL, &err), 0);
+	CU_ASSERT_EQUAL_FATAL(spec_build(p, &r1, BRIG_TIMEOUT_REFUSE, &runsc, &b, NULL, &err), 0);
 	CU_ASSERT_FALSE(spec_same_box(a, b)); /* another runtime */
+	spec_free(a);
+	/* two gVisor boxes: the wrapper's marker is made from each one's name, and is not the
+	 * box: the same box all the same */
+	CU_ASSERT_EQUAL_FATAL(spec_build(p, &r2, BRIG_TIMEOUT_REFUSE, &runsc, &a, NULL, &err), 0);
+	r2.language = BRIG_LANG_PYTHON;
+	spec_free(b);
+	CU_ASSERT_EQUAL_FATAL(spec_build(p, &r1, BRIG_TIMEOUT_REFUSE, &runsc, &b, NULL, &err), 0);
+	spec_free(a);
+	CU_ASSERT_EQUAL_FATAL(spec_build(p, &r2, BRIG_TIMEOUT_REFUSE, &runsc, &a, NULL, &err), 0);
+	CU_ASSERT_STRING_NOT_EQUAL(a->exit_marker, b->exit_marker);
+	CU_ASSERT_TRUE(spec_same_box(a, b));
 	spec_free(b);
 	spec_free(a);
 	brig_policy_free(p);
@@ -1878,6 +1992,8 @@ static CU_TestInfo tests[] = {
 	{ "parse /proc stat starttime", test_parse_starttime },
 	{ "warm pool keys: defaults, edges, types, overrides", test_warm_pool_keys },
 	{ "spec_same_box", test_spec_same_box },
+	{ "spec: the gVisor box is final (wrapper, env, slack)", test_spec_gvisor_final_box },
+	{ "outcome -> result: verdicts, marker, cap", test_finish_outcome },
 	CU_TEST_INFO_NULL,
 };
 

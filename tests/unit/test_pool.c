@@ -27,6 +27,8 @@ static brig_ctx *make_ctx(const char *policy_json)
 	CU_ASSERT_EQUAL_FATAL(brig_policy_load_string(policy_json, "test", &p, &err), 0);
 	brig_ctx *ctx = NULL;
 	CU_ASSERT_EQUAL_FATAL(brig_ctx_new(p, &ctx, &err), 0);
+	CU_ASSERT_PTR_NULL(ctx->pool); /* a library context starts nothing ahead by itself */
+	CU_ASSERT_EQUAL_FATAL(brig_ctx_start_warm_pool(ctx, &err), 0);
 	return ctx;
 }
 
@@ -104,7 +106,7 @@ static void test_pooled_runs_once_each(void)
 	CU_ASSERT_FATAL(pool_wait_idle(ctx->pool, BRIG_LANG_PYTHON, 2, WAIT_MS));
 	char *names[5] = { NULL };
 	for (int i = 0; i < 5; i++) {
-		brig_result res;
+		brig_result res = { .struct_size = sizeof res };
 		CU_ASSERT_EQUAL_FATAL(run_code(ctx, BRIG_LANG_PYTHON, "exit 3", &res), 0);
 		CU_ASSERT_EQUAL(res.verdict, BRIG_VERDICT_ERROR);
 		CU_ASSERT_EQUAL(res.exit_code, 3);
@@ -138,7 +140,7 @@ static void test_off(void)
 {
 	brig_ctx *ctx = make_ctx("{\"warm_pool\": 0}");
 	CU_ASSERT_PTR_NULL(ctx->pool);
-	brig_result res;
+	brig_result res = { .struct_size = sizeof res };
 	CU_ASSERT_EQUAL(run_code(ctx, BRIG_LANG_SHELL, "hello", &res), 0);
 	CU_ASSERT_FALSE(res.pooled);
 	CU_ASSERT_STRING_EQUAL(res.stdout_data, "hello");
@@ -179,6 +181,7 @@ static void *hang_thread(void *a)
 	brig_request req = { .language = BRIG_LANG_SHELL, .code = "hang", .code_len = 4 };
 	brig_run_options o = { .struct_size = sizeof o, .cancel_fd = h->cancel_fd };
 	brig_error *err = NULL;
+	h->res.struct_size = sizeof h->res;
 	brig_run(h->ctx, &req, &o, &h->res, &err);
 	brig_error_free(err);
 	return NULL;
@@ -218,7 +221,7 @@ static void test_stale_box_runs_cold(void)
 	counts(&prepared0, &live0, &ran0);
 	brig_ctx *ctx = make_ctx("{\"warm_pool\": 1}");
 	CU_ASSERT_FATAL(pool_wait_idle(ctx->pool, BRIG_LANG_NODE, 1, WAIT_MS));
-	brig_result res;
+	brig_result res = { .struct_size = sizeof res };
 	CU_ASSERT_EQUAL(run_code(ctx, BRIG_LANG_NODE, "stale", &res), 0);
 	CU_ASSERT_FALSE(res.pooled); /* the box refused before anything was handed over */
 	CU_ASSERT_EQUAL(res.verdict, BRIG_VERDICT_SUCCESS);
@@ -237,7 +240,7 @@ static void test_prepare_failure_backs_off(void)
 	setenv("FAKE_PREPARE_FAIL", "1", 1);
 	brig_ctx *ctx = make_ctx("{\"warm_pool\": 2}");
 	usleep(300000);
-	brig_result res;
+	brig_result res = { .struct_size = sizeof res };
 	CU_ASSERT_EQUAL(run_code(ctx, BRIG_LANG_PYTHON, "cold", &res), 0);
 	CU_ASSERT_FALSE(res.pooled);
 	CU_ASSERT_STRING_EQUAL(res.stdout_data, "cold");
@@ -270,7 +273,7 @@ static void test_changed_box_drains(void)
 	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
 	fputs("{\"defaultAction\": \"SCMP_ACT_ERRNO\"}", f);
 	fclose(f);
-	brig_result res;
+	brig_result res = { .struct_size = sizeof res };
 	CU_ASSERT_EQUAL(run_code(ctx, BRIG_LANG_PYTHON, "x", &res), 0);
 	CU_ASSERT_FALSE(res.pooled);
 	brig_result_clear(&res);
@@ -295,7 +298,7 @@ static void test_audit_and_json_say_pooled(void)
 	brig_error *err = NULL;
 	CU_ASSERT_EQUAL_FATAL(brig_ctx_set_audit_log(ctx, path, &err), 0);
 	CU_ASSERT_FATAL(pool_wait_idle(ctx->pool, BRIG_LANG_SHELL, 1, WAIT_MS));
-	brig_result res;
+	brig_result res = { .struct_size = sizeof res };
 	CU_ASSERT_EQUAL(run_code(ctx, BRIG_LANG_SHELL, "hi", &res), 0);
 	CU_ASSERT_TRUE(res.pooled);
 	cleanup_free char *js = brig_result_to_json(&res, false);
@@ -319,7 +322,7 @@ static void *many_runs(void *a)
 {
 	brig_ctx *ctx = a;
 	for (int i = 0; i < N_RUNS; i++) {
-		brig_result res;
+		brig_result res = { .struct_size = sizeof res };
 		if (run_code(ctx, (brig_language)(i % BRIG_LANG_COUNT), "ok", &res) != 0 ||
 		    strcmp(res.stdout_data, "ok") != 0)
 			abort();

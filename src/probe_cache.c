@@ -1,12 +1,14 @@
-/* gvisor_cache.c - the gVisor smoke test's verdict, shared between brig processes.
+/* probe_cache.c - a passed verification of a runtime (probe.c's smoke box), shared between
+ * brig processes.
  *
- * The smoke container costs ~0.4 s: a long-lived `brig mcp` pays it once, but every one-shot
- * `brig run` used to pay it again.  A passed smoke test is remembered in a small file, keyed on
- * everything its verdict depends on - brig's version, the user, the engine's socket and ID, the
- * runtime's registration in dockerd (path and runtimeArgs, read from GET /info on every probe),
- * the runtime binary (device, inode, size, mtime, ctime), the host's kernel release and the smoke
- * image - and trusted for BRIG_GVISOR_PROBE_TTL seconds (default 600, 0: never).  Any change
- * of those is a different key, so it is probed again; a failed probe is never remembered.
+ * The smoke box costs ~0.4 s under gVisor: a long-lived `brig mcp` pays it once, but every
+ * one-shot `brig run` would pay it again.  A passed verification is remembered in a small file,
+ * keyed on everything its verdict depends on - brig's version, the user, the backend, what the
+ * backend's probe says the runtime is (the engine's socket and ID, the runtime's registration
+ * in dockerd, its binary's device, inode, size, mtime and ctime), the host's kernel release and
+ * the smoke box's image and seccomp profile - and trusted for BRIG_GVISOR_PROBE_TTL seconds
+ * (default 600, 0: never).  Any change of those is a different key, so it is verified again; a
+ * failed verification is never remembered.
  *
  * Nothing here can weaken isolation: a run still names the runtime explicitly, so a runtime
  * that went away makes the run fail, never fall back.  The file lives in a directory of the
@@ -27,16 +29,15 @@
 #include <sys/stat.h>
 #include <sys/utsname.h>
 
-#include "gvisor_cache.h"
-#include "plugin_host.h"
+#include "loader.h"
+#include "probe.h"
 #include "util.h"
 
 #define TTL_ENV     "BRIG_GVISOR_PROBE_TTL"
-#define DIR_ENV     "BRIG_CACHE_DIR"            /* instead of /run/brig or $XDG_RUNTIME_DIR/brig */
-#define REFRESH_ENV "BRIG_GVISOR_PROBE_REFRESH" /* 1: probe (and store) even if cached */
+#define DIR_ENV     "BRIG_CACHE_DIR" /* instead of /run/brig or $XDG_RUNTIME_DIR/brig */
 #define TTL_DEFAULT 600L
 #define TTL_MAX     86400L
-#define FILE_NAME   "gvisor-probe"
+#define FILE_NAME   "probe-cache"
 #define FILE_MAX    8192
 
 static long cache_ttl(void)
@@ -46,8 +47,8 @@ static long cache_ttl(void)
 	if (!v || !*v)
 		return TTL_DEFAULT;
 	if (!parse_long(v, 0, TTL_MAX, &ttl)) {
-		plugin_log(BRIG_LOG_WARN, "$%s=%s is not 0..%ld seconds: not caching the probe",
-			   TTL_ENV, v, TTL_MAX);
+		core_debug("$%s=%s is not 0..%ld seconds: not caching the probe", TTL_ENV, v,
+			   TTL_MAX);
 		return 0;
 	}
 	return ttl;
@@ -69,17 +70,15 @@ static char *cache_dir(void)
 		dir = xasprintf("%s/brig", x);
 	}
 	if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
-		plugin_log(BRIG_LOG_DEBUG, "gvisor probe cache: cannot create %s: %s", dir,
-			   strerror(errno));
+		core_debug("probe cache: cannot create %s: %m", dir);
 		free(dir);
 		return NULL;
 	}
 	struct stat st;
 	if (lstat(dir, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid() ||
 	    (st.st_mode & 077) != 0) {
-		plugin_log(BRIG_LOG_WARN,
-			   "gvisor probe cache: %s is not a directory of this user's with mode "
-			   "0700: not caching",
+		core_debug("probe cache: %s is not a directory of this user's with mode 0700: "
+			   "not caching",
 			   dir);
 		free(dir);
 		return NULL;
@@ -87,34 +86,20 @@ static char *cache_dir(void)
 	return dir;
 }
 
-char *gv_cache_key(const char *socket, const char *engine_version, const dock_runtime *rt,
-		   const char *image)
+char *probe_cache_key(const char *backend, const brig_probe_info *info, const brig_spec *smoke)
 {
-	/* the runtime binary as dockerd will start it: the "path" of its registration */
-	if (!rt->path)
-		return NULL; /* a runtime without a path of its own: nothing to key it on */
-	struct stat st;
 	struct utsname u;
-	char *key = NULL;
-	const char *bin = rt->path;
-	if (stat(bin, &st) == 0 && uname(&u) == 0)
-		key = xasprintf("brig %s\nuid %u\nsocket %s\nengine-version %s\n%sbinary %s "
-				"%llu:%llu:%lld:%lld.%09ld:%lld.%09ld\n"
-				"kernel %s\nimage %s\n",
-				PACKAGE_VERSION, (unsigned)geteuid(), socket, engine_version,
-				rt->identity.data ? rt->identity.data : "", bin,
-				(unsigned long long)st.st_dev, (unsigned long long)st.st_ino,
-				(long long)st.st_size, (long long)st.st_mtim.tv_sec,
-				st.st_mtim.tv_nsec, (long long)st.st_ctim.tv_sec,
-				st.st_ctim.tv_nsec, u.release, image);
-	return key;
+	if (!info->identity[0] || uname(&u) < 0)
+		return NULL; /* a runtime the backend cannot name for sure: nothing is cached */
+	return xasprintf("brig %s\nuid %u\nbackend %s\n%s\nkernel %s\nimage %s\nseccomp %s\n",
+			 PACKAGE_VERSION, (unsigned)geteuid(), backend, info->identity, u.release,
+			 smoke->image, smoke->seccomp_name ? smoke->seccomp_name : "engine");
 }
 
-bool gv_cache_load(const char *key, char *version, size_t version_len)
+bool probe_cache_load(const char *key, char *version, size_t version_len)
 {
 	long ttl = cache_ttl();
-	const char *refresh = secure_getenv(REFRESH_ENV);
-	if (!key || ttl == 0 || (refresh && strcmp(refresh, "1") == 0))
+	if (!key || ttl == 0)
 		return false;
 	cleanup_free char *dir = cache_dir();
 	if (!dir)
@@ -154,7 +139,7 @@ bool gv_cache_load(const char *key, char *version, size_t version_len)
 	return true;
 }
 
-void gv_cache_store(const char *key, const char *version)
+void probe_cache_store(const char *key, const char *version)
 {
 	if (!key || cache_ttl() == 0)
 		return;
@@ -172,8 +157,7 @@ void gv_cache_store(const char *key, const char *version)
 	ok = close(fd) == 0 && ok;
 	/* rename: a reader sees the old file or the new one, never half of one */
 	if (!ok || rename(tmp, file) < 0) {
-		plugin_log(BRIG_LOG_DEBUG, "gvisor probe cache: cannot write %s: %s", file,
-			   strerror(errno));
+		core_debug("probe cache: cannot write %s: %m", file);
 		unlink(tmp);
 	}
 }

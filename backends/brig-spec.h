@@ -1,0 +1,108 @@
+/* brig-spec.h - the container spec: the single, final description of one box.
+ *
+ * libbrig builds it from the validated policy, the request and the traits of the runtime that
+ * will run it (policy/spec.c); every runtime-specific decision (gVisor's exit-status wrapper,
+ * its pids translation, the environment it needs, the output slack of the wrapper's line, the
+ * seccomp rendering) is already made when a backend sees it.  Backends render it (docker CLI
+ * argv, Engine API JSON) and execute it, nothing more: `brig explain`, the audit line, the warm
+ * pool's "same box" test and the parity tests all read this same struct.
+ *
+ * Part of the public backend ABI (brig-backend(7)).  Rules for this struct and every struct
+ * that crosses the ABI: struct_size is the first member; fields are only ever appended; a
+ * reader touches a field only if struct_size covers it (BRIG_HAS_FIELD).  The host owns the
+ * spec; a backend never modifies or frees it.
+ */
+#ifndef BRIG_SPEC_H
+#define BRIG_SPEC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "brig.h"
+
+/* Does the struct at `s` (with its own struct_size) include `field`? */
+#define BRIG_HAS_FIELD(s, type, field) \
+	((s)->struct_size >= offsetof(type, field) + sizeof(((type *)0)->field))
+
+/* The box's nameserver when it has no network: RFC 5737 documentation space (TEST-NET-2), which
+ * routes nowhere.  Without one the engine copies the host's resolv.conf into the box (measured:
+ * the host's DNS server showed).  TEST-NET-1 is not used: lab VMs number their own links from
+ * it. */
+#define BRIG_NEUTRAL_DNS "198.51.100.1"
+
+/* One mount besides the root and the tmpfs: a read-only bind of a host file (brig's init), a
+ * named volume (a workspace).  Rendered as --mount / HostConfig.Mounts. */
+typedef enum brig_mount_type {
+	BRIG_MOUNT_BIND = 1,   /* source: absolute host path */
+	BRIG_MOUNT_VOLUME = 2, /* source: volume name */
+} brig_mount_type;
+
+typedef struct brig_mount {
+	size_t struct_size;
+	brig_mount_type type;
+	char *source;
+	char *target;   /* absolute path in the box */
+	bool read_only; /* the box cannot write it */
+	bool no_copy;   /* volume: the engine must not copy the image's directory over it */
+} brig_mount;
+
+typedef struct brig_spec {
+	size_t struct_size;
+
+	/* ---- identity ---- */
+	char *name;     /* container name, "brig-" + 16 hex digits, unique per box */
+	char *language; /* "python" | "node" | "shell" */
+	char *image;    /* tag-, digest- or ID-qualified reference, never pulled */
+	char **labels;  /* "key=value", NULL-terminated; always includes "brig=1" and the owner */
+
+	/* ---- the process ---- */
+	char **argv;    /* the complete command as it runs, wrapper included, NULL-terminated */
+	char **env;     /* "KEY=VALUE", NULL-terminated: the complete environment */
+	char *workdir;  /* "/tmp" */
+	char *user;     /* "65534:65534" */
+	char *hostname; /* neutral name inside the box */
+	/* When non-NULL, the wrapper prints this line on stderr exactly when the program itself
+	 * exited 2: under gVisor an exit 2 without it is the sandbox's kernel crashing.  The host
+	 * takes the line out of the output (spec_finish_outcome). */
+	char *exit_marker;
+
+	/* ---- network ---- */
+	char *network; /* "none", or "bridge" when the operator allowed the network */
+	char *dns;     /* the box's only nameserver, or NULL for the engine's choice */
+
+	/* ---- runtime and file system ---- */
+	char *runtime; /* OCI runtime as registered in the engine: "runc", "runsc-seccomp", ... */
+	bool read_only_rootfs;
+	char *tmpfs_path;    /* "/tmp" */
+	char *tmpfs_options; /* "rw,noexec,nosuid,nodev,size=64m" */
+	int64_t shm_bytes;   /* size of /dev/shm (writable even with a read-only root) */
+	brig_mount **mounts; /* NULL-terminated, or NULL: none */
+
+	/* ---- limits, as the engine gets them ---- */
+	int64_t memory_bytes;
+	int64_t memory_swap_bytes; /* == memory_bytes: no swap */
+	int64_t nano_cpus;         /* 1e9 per CPU */
+	int64_t pids_limit;        /* the engine's pids cgroup limit (translated for gVisor) */
+	int64_t pids_guest;        /* the process budget the policy promises to the program */
+	int64_t nofile;            /* RLIMIT_NOFILE soft = hard */
+	int64_t nproc;             /* RLIMIT_NPROC soft = hard, 0: not set (see policy/spec.c) */
+
+	/* ---- privileges ---- */
+	bool cap_drop_all;
+	bool no_new_privileges;
+	char *seccomp_profile; /* engine JSON profile text; NULL: the engine's default profile */
+	char *seccomp_name;    /* where the profile came from, for explain */
+	char *log_driver;      /* "none": output only through the attach stream */
+
+	/* ---- this run ---- */
+	const char *stdin_data; /* the code (borrowed from the request) */
+	size_t stdin_len;
+	int64_t timeout_ms;      /* wall time, from the container start (or the hand-over) */
+	size_t max_output_bytes; /* stdout + stderr combined the backend keeps; more kills the run
+				  * (the program's cap plus the wrapper line's slack) */
+	size_t output_limit;     /* the program's own cap (the policy's max_output_bytes) */
+	size_t max_input_bytes;
+} brig_spec;
+
+#endif /* BRIG_SPEC_H */
