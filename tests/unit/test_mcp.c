@@ -240,6 +240,12 @@ static int fake_run(void *data, brig_ctx *ctx, const brig_request *req, const br
 	} else if (strcmp(code, "binary") == 0) {
 		res->stdout_data = xstrndup("a\xff\0b\n", 5);
 		res->stdout_len = 5;
+	} else if (strcmp(code, "controls") == 0) {
+		/* NUL, ESC and invalid UTF-8 in both streams */
+		res->stdout_data = xstrndup("one\0two \x1b[2J\xfe three\n", 20);
+		res->stdout_len = 20;
+		res->stderr_data = xstrndup("err\0\x1b]0;pwned\x07 tail\xff", 20);
+		res->stderr_len = 20;
 	}
 	if (rc == 0) {
 		if (!res->stdout_data)
@@ -752,6 +758,21 @@ static void test_run_results(void)
 	CU_ASSERT_PTR_NULL(validate(schema, sc, "structuredContent"));
 	const char *out = pstr(sc, "stdout");
 	CU_ASSERT_TRUE(jsonrpc_utf8_valid(out, strlen(out), NULL));
+	json_object_put(r);
+
+	/* NUL, ESC and invalid UTF-8 in stdout and stderr: the text carries all of it, visibly */
+	r = call(&c, RUN("5", "{\"language\":\"shell\",\"code\":\"controls\"}"));
+	const char *text = pstr(r, "result.content.0.text");
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, "--- stdout ---\none\xe2\x90\x80two \xe2\x90\x9b[2J"
+					    "\xef\xbf\xbd three\n"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, "--- stderr ---\nerr\xe2\x90\x80\xe2\x90\x9b]0;pwned"
+					    "\xe2\x90\x87 tail\xef\xbf\xbd\n"));
+	for (const char *p = text; *p; p++) /* no control character but the newlines */
+		CU_ASSERT((unsigned char)*p >= 0x20 || *p == '\n');
+	/* structuredContent keeps the bytes as they were (invalid UTF-8 replaced) */
+	json_object *so = path(r, "result.structuredContent.stdout");
+	CU_ASSERT_EQUAL(json_object_get_string_len(so), 22);
+	CU_ASSERT_EQUAL(memcmp(json_object_get_string(so), "one\0two \x1b[2J", 12), 0);
 	json_object_put(r);
 
 	/* sandbox_status: status + limits + load, as text and structured */
