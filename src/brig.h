@@ -145,6 +145,11 @@ typedef struct brig_run_options {
 	int cancel_fd;          /* -1, or an fd that becomes readable to cancel the run */
 	const char *front_door; /* "cli", "mcp", "lib": recorded in the audit log */
 	brig_timeout_mode timeout_mode;
+	/* Appended members: read only when struct_size covers them. */
+	const char *traceparent; /* NULL, or the caller's W3C Trace Context traceparent
+				  * ("00-<trace id>-<parent span id>-<flags>"): recorded as
+				  * trace_id and parent_span_id in the audit line when it is
+				  * well formed, ignored otherwise */
 } brig_run_options;
 
 typedef struct brig_result {

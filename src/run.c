@@ -1,11 +1,16 @@
 /* run.c - one run: select the backend, build the spec, hand it over, audit the outcome. */
 #include "config.h"
 
+#include <stddef.h>
 #include <string.h>
 
 #include "internal.h"
 #include "loader.h"
 #include "pool.h"
+
+/* Whether the caller's options carry member m: callers built against an older brig.h pass a
+ * smaller struct_size, and members appended since are not read from them. */
+#define OPTS_HAVE(o, m) ((o) && (o)->struct_size >= offsetof(brig_run_options, m) + sizeof((o)->m))
 
 static void audit_outcome(brig_ctx *ctx, const brig_run_options *opts, const brig_request *req,
 			  const char *sha, const brig_spec *spec, const loaded_backend *lb,
@@ -31,6 +36,7 @@ static void audit_outcome(brig_ctx *ctx, const brig_run_options *opts, const bri
 		.image = (unsigned)req->language < BRIG_LANG_COUNT
 				 ? ctx->policy->images[req->language]
 				 : NULL,
+		.traceparent = OPTS_HAVE(opts, traceparent) ? opts->traceparent : NULL,
 	};
 	brig_error *ae = NULL;
 	if (audit_append(a, &e, &ae) < 0 && err) {
@@ -132,7 +138,7 @@ int brig_run(brig_ctx *ctx, const brig_request *req, const brig_run_options *opt
 	char sha[65];
 	sha256_hex(req->code, req->code_len, sha);
 	brig_timeout_mode mode =
-		opts && opts->struct_size >= sizeof *opts ? opts->timeout_mode : BRIG_TIMEOUT_CLAMP;
+		OPTS_HAVE(opts, timeout_mode) ? opts->timeout_mode : BRIG_TIMEOUT_CLAMP;
 	loaded_backend *lb = NULL;
 	brig_spec *spec = NULL;
 	char *notice = NULL;

@@ -65,6 +65,7 @@ void mcp_call_free(mcp_call *c)
 	free(c->id_key);
 	free(c->id_text);
 	free(c->code);
+	free(c->traceparent);
 	if (c->cancel_pipe[0] >= 0)
 		close(c->cancel_pipe[0]);
 	if (c->cancel_pipe[1] >= 0)
@@ -206,6 +207,7 @@ static json_object *do_run(mcp_calls *calls, mcp_call *c)
 		 * limit in the message, so the model learns it instead of getting less time than
 		 * it asked for without noticing. */
 		.timeout_mode = BRIG_TIMEOUT_REFUSE,
+		.traceparent = c->traceparent,
 	};
 	brig_result res;
 	memset(&res, 0, sizeof res);

@@ -39,6 +39,8 @@ typedef struct mcp_call {
 	json_object *progress_token; /* NULL: no progress notifications */
 	brig_request req;            /* run_code: req.code points into code */
 	char *code;
+	char *traceparent; /* _meta.traceparent as sent (at most 56 bytes; checked by brig_run
+			    * before it reaches the audit log), or NULL */
 	/* owned by calls.c */
 	struct mcp_call *next;  /* the table: every call in flight */
 	struct mcp_call *qnext; /* the pool's queue, while queued */

@@ -90,6 +90,17 @@ static json_object *progress_token(json_object *params)
 	return NULL;
 }
 
+/* The W3C trace context parent of the request (_meta.traceparent), when it is a string: a
+ * well-formed one is 55 characters, so a longer one is cut to 56 and still refused. */
+static char *traceparent(json_object *params)
+{
+	json_object *t = obj_get(obj_get(params, "_meta"), "traceparent");
+	if (!t || !json_object_is_type(t, json_type_string))
+		return NULL;
+	const char *v = json_object_get_string(t);
+	return xstrndup(v, strnlen(v, 56));
+}
+
 static void handle_tools_call(mcp_session *s, jsonrpc_msg *m)
 {
 	json_object *p = m->params;
@@ -146,6 +157,7 @@ static void handle_tools_call(mcp_session *s, jsonrpc_msg *m)
 	c->id = steal_pointer(&m->id);
 	c->id_key = steal_pointer(&key);
 	c->progress_token = progress_token(p);
+	c->traceparent = traceparent(p);
 	mcp_calls_submit(s->calls, c);
 }
 

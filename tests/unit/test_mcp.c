@@ -130,7 +130,8 @@ typedef struct fake {
 	pthread_cond_t cond;
 	int runs, running, max_running, cancels, statuses;
 	bool release;
-	bool bad_options; /* the server passed options that loosen anything */
+	bool bad_options;     /* the server passed options that loosen anything */
+	char traceparent[80]; /* of the last run, "" for none */
 } fake;
 
 static fake F;
@@ -141,6 +142,7 @@ static void fake_reset(void)
 	F.runs = F.running = F.max_running = F.cancels = F.statuses = 0;
 	F.release = false;
 	F.bad_options = false;
+	F.traceparent[0] = '\0';
 	pthread_mutex_unlock(&F.lock);
 }
 
@@ -193,6 +195,7 @@ static int fake_run(void *data, brig_ctx *ctx, const brig_request *req, const br
 	if (!o || o->struct_size != sizeof *o || o->timeout_mode != BRIG_TIMEOUT_REFUSE ||
 	    !o->front_door || strcmp(o->front_door, "mcp") || o->cancel_fd < 0)
 		F.bad_options = true;
+	snprintf(F.traceparent, sizeof F.traceparent, "%s", o->traceparent ? o->traceparent : "");
 	pthread_mutex_unlock(&F.lock);
 
 	int rc = 0;
@@ -976,6 +979,99 @@ static void test_oversized_and_partial(void)
 	client_stop(&c);
 }
 
+/* _meta.traceparent reaches brig_run (which records it in the audit line, below) */
+static void test_trace_context(void)
+{
+	client c;
+	client_start(&c, NULL, 0, 0);
+	init_session(&c);
+	static const char tp[] = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
+	json_object *r =
+		call(&c, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":"
+			 "{\"name\":\"run_code\",\"arguments\":{\"language\":\"shell\","
+			 "\"code\":\"print x\"},\"_meta\":{\"traceparent\":"
+			 "\"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01\","
+			 "\"tracestate\":\"k=v\",\"baggage\":\"user=me\"}}}");
+	CU_ASSERT_FALSE(pbool(r, "result.isError"));
+	json_object_put(r);
+	pthread_mutex_lock(&F.lock);
+	CU_ASSERT_STRING_EQUAL(F.traceparent, tp);
+	pthread_mutex_unlock(&F.lock);
+	/* not a string, or absent: none */
+	r = call(&c, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":"
+		     "{\"name\":\"run_code\",\"arguments\":{\"language\":\"shell\","
+		     "\"code\":\"print x\"},\"_meta\":{\"traceparent\":7}}}");
+	json_object_put(r);
+	pthread_mutex_lock(&F.lock);
+	CU_ASSERT_STRING_EQUAL(F.traceparent, "");
+	pthread_mutex_unlock(&F.lock);
+	client_stop(&c);
+}
+
+/* The audit line records a well-formed traceparent's trace id and parent span id, and nothing
+ * of a malformed one. */
+static void test_audit_trace_ids(void)
+{
+	char dir[] = "/tmp/brig-test-audit-XXXXXX";
+	CU_ASSERT_FATAL(mkdtemp(dir) != NULL);
+	cleanup_free char *file = xasprintf("%s/audit.jsonl", dir);
+	audit_log *a = NULL;
+	brig_error *err = NULL;
+	CU_ASSERT_FATAL(audit_open(file, &a, &err) == 0);
+	static const char *const cases[][3] = {
+		/* traceparent, trace_id, parent_span_id (NULL: none recorded) */
+		{ "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
+		  "0af7651916cd43dd8448eb211c80319c", "b7ad6b7169203331" },
+		{ "01-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-00",
+		  "0af7651916cd43dd8448eb211c80319c", "b7ad6b7169203331" },
+		{ NULL, NULL, NULL },
+		{ "", NULL, NULL },
+		{ "00-0AF7651916CD43DD8448EB211C80319C-B7AD6B7169203331-01", NULL, NULL },
+		{ "00-00000000000000000000000000000000-b7ad6b7169203331-01", NULL, NULL },
+		{ "00-0af7651916cd43dd8448eb211c80319c-0000000000000000-01", NULL, NULL },
+		{ "ff-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01", NULL, NULL },
+		{ "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01-", NULL, NULL },
+		{ "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-1", NULL, NULL },
+		{ "00_0af7651916cd43dd8448eb211c80319c_b7ad6b7169203331_01", NULL, NULL },
+		{ "00-0af7651916cd43dd8448eb211c8031\"}-b7ad6b7169203331-01", NULL, NULL },
+		{ "00-0af7651916cd43dd8448eb211c80319c-b7ad6b716920333\n-01", NULL, NULL },
+		{ "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-0g", NULL, NULL },
+	};
+	size_t n = sizeof cases / sizeof cases[0];
+	for (size_t i = 0; i < n; i++) {
+		audit_entry e = { .front_door = "mcp",
+				  .language = BRIG_LANG_SHELL,
+				  .code_sha256 = "0",
+				  .refusal = "test",
+				  .traceparent = cases[i][0] };
+		CU_ASSERT(audit_append(a, &e, &err) == 0);
+	}
+	audit_close(a);
+	FILE *f = fopen(file, "re");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+	char line[4096];
+	for (size_t i = 0; i < n && fgets(line, sizeof line, f); i++) {
+		json_object *o = json_tokener_parse(line);
+		CU_ASSERT_PTR_NOT_NULL_FATAL(o);
+		CU_ASSERT_TRUE(json_object_object_get_ex(o, "trace_id", NULL));
+		CU_ASSERT_TRUE(json_object_object_get_ex(o, "parent_span_id", NULL));
+		json_object *t = path(o, "trace_id"), *p = path(o, "parent_span_id");
+		if (cases[i][1]) {
+			CU_ASSERT_STRING_EQUAL(pstr(o, "trace_id"), cases[i][1]);
+			CU_ASSERT_STRING_EQUAL(pstr(o, "parent_span_id"), cases[i][2]);
+		} else {
+			if (t || p)
+				fprintf(stderr, "\nrecorded from %s\n", cases[i][0]);
+			CU_ASSERT_PTR_NULL(t);
+			CU_ASSERT_PTR_NULL(p);
+		}
+		json_object_put(o);
+	}
+	fclose(f);
+	unlink(file);
+	rmdir(dir);
+}
+
 /* The outputSchema and brig_result_to_json() must describe the same object: every field of a
  * real result is declared with a matching type, and every declared field is there. */
 static void test_schema_matches_result(void)
@@ -1054,6 +1150,8 @@ static CU_TestInfo tests[] = {
 	{ "shutdown on signal", test_shutdown_signal },
 	{ "oversized and partial lines", test_oversized_and_partial },
 	{ "outputSchema matches brig_result_to_json", test_schema_matches_result },
+	{ "_meta.traceparent reaches brig_run", test_trace_context },
+	{ "audit: trace ids of a well-formed traceparent only", test_audit_trace_ids },
 	CU_TEST_INFO_NULL,
 };
 
