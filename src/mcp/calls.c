@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "mcp/calls.h"
+#include "mcp/era.h"
 #include "mcp/output.h"
 
 /* Waiting sandbox_status calls allowed (they do not count against max_concurrent_runs). */
@@ -137,6 +138,12 @@ bool mcp_calls_active(mcp_calls *calls)
 int mcp_calls_max_queued(const mcp_calls *calls)
 {
 	return calls->runs.max_queued;
+}
+
+/* The response to a call, in its era. */
+static void respond(mcp_calls *calls, mcp_call *c, json_object *result)
+{
+	mcp_send_result(calls->cfg.out, c->id, c->modern ? mcp_modern_result(result) : result);
 }
 
 /* ---- progress -------------------------------------------------------------------------- */
@@ -275,7 +282,7 @@ static void pool_work(call_pool *pool, mcp_call *c)
 		calls->cfg.on_idle(calls->cfg.arg);
 	if (answer) {
 		send_progress(calls, c, 3, "finished");
-		mcp_send_result(calls->cfg.out, c->id, result);
+		respond(calls, c, result);
 	} else if (result) {
 		json_object_put(result);
 	}
@@ -379,7 +386,7 @@ void mcp_calls_submit(mcp_calls *calls, mcp_call *c)
 			running, queued);
 		if (!cfg->quiet)
 			mcp_log("call %s: refused, server busy", c->id_text);
-		mcp_send_result(cfg->out, c->id, mcp_tool_result(text, NULL, true));
+		respond(calls, c, mcp_tool_result(text, NULL, true));
 		mcp_call_free(c);
 		return;
 	}
@@ -405,7 +412,7 @@ void mcp_calls_submit(mcp_calls *calls, mcp_call *c)
 			strerror(e));
 		mcp_log("call %s: refused: no %s worker thread: %s", c->id_text, pool->name,
 			strerror(e));
-		mcp_send_result(cfg->out, c->id, mcp_tool_result(text, NULL, true));
+		respond(calls, c, mcp_tool_result(text, NULL, true));
 		mcp_call_free(c);
 		return;
 	}

@@ -1,5 +1,7 @@
-/* methods.c - the MCP methods: initialize, ping, tools/list, tools/call (checked here, run by
- * calls.c) and the notifications initialized and cancelled (see brig-mcp(1)). */
+/* methods.c - the MCP methods (brig-mcp(1)): in the legacy era initialize, ping, tools/list,
+ * tools/call and the notifications initialized and cancelled; in the modern era (2026-07-28)
+ * server/discover, tools/list, tools/call and notifications/cancelled, every request checked
+ * for its _meta envelope.  Tool calls are checked here and run by calls.c. */
 #include "config.h"
 
 #include <string.h>
@@ -39,18 +41,11 @@ static void handle_initialize(mcp_session *s, jsonrpc_msg *m)
 			version = *v;
 	json_object *r = json_object_new_object();
 	json_object_object_add(r, "protocolVersion", json_object_new_string(version));
-	json_object *caps = json_object_new_object();
-	json_object *tools = json_object_new_object();
-	json_object_object_add(tools, "listChanged", json_object_new_boolean(false));
-	json_object_object_add(caps, "tools", tools);
-	json_object_object_add(r, "capabilities", caps);
-	json_object *info = json_object_new_object();
-	json_object_object_add(info, "name", json_object_new_string("brig"));
-	json_object_object_add(info, "title", json_object_new_string("brig code sandbox"));
-	json_object_object_add(info, "version", json_object_new_string(brig_version()));
-	json_object_object_add(r, "serverInfo", info);
+	json_object_object_add(r, "capabilities", mcp_server_capabilities());
+	json_object_object_add(r, "serverInfo", mcp_server_info());
 	json_object_object_add(r, "instructions", json_object_new_string(s->instructions));
 	s->initialized = true;
+	s->era = MCP_ERA_LEGACY;
 	json_object *ci = obj_get(m->params, "clientInfo");
 	json_object *cn = obj_get(ci, "name"), *cv = obj_get(ci, "version");
 	mcp_log("client %.64s %.32s asked for protocol %.32s, speaking %s",
@@ -72,7 +67,13 @@ static void handle_tools_list(mcp_session *s, jsonrpc_msg *m)
 	json_object *r = json_object_new_object();
 	/* built per tools/list (rare): as a tree it would keep ~60 KiB of small hash tables
 	 * resident for the server's whole life (issue 7) */
-	json_object_object_add(r, "tools", mcp_tools_json(s->lim));
+	json_object *tools = mcp_tools_json(s->lim);
+	if (s->era == MCP_ERA_MODERN) {
+		json_object_object_add(r, "tools", mcp_modern_tools(tools));
+		mcp_send_result(s->out, m->id, mcp_modern_cacheable(r));
+		return;
+	}
+	json_object_object_add(r, "tools", tools);
 	mcp_send_result(s->out, m->id, r);
 }
 
@@ -147,7 +148,8 @@ static void handle_tools_call(mcp_session *s, jsonrpc_msg *m)
 		if (!s->quiet)
 			mcp_log("call %.80s: bad arguments: %s", jsonrpc_to_string(m->id, NULL),
 				bad);
-		mcp_send_result(s->out, m->id, mcp_tool_result(bad, NULL, true));
+		json_object *r = mcp_tool_result(bad, NULL, true);
+		mcp_send_result(s->out, m->id, s->era == MCP_ERA_MODERN ? mcp_modern_result(r) : r);
 		free(bad);
 		mcp_call_free(c);
 		return;
@@ -158,6 +160,7 @@ static void handle_tools_call(mcp_session *s, jsonrpc_msg *m)
 	c->id_key = steal_pointer(&key);
 	c->progress_token = progress_token(p);
 	c->traceparent = traceparent(p);
+	c->modern = s->era == MCP_ERA_MODERN;
 	mcp_calls_submit(s->calls, c);
 }
 
@@ -178,7 +181,8 @@ static void handle_cancelled(mcp_session *s, jsonrpc_msg *m)
 				: "");
 }
 
-static void handle_request(mcp_session *s, jsonrpc_msg *m)
+/* The 2025 revisions (and requests before any era is fixed that claim none). */
+static void handle_legacy(mcp_session *s, jsonrpc_msg *m)
 {
 	const char *method = m->method;
 	if (strcmp(method, "ping") == 0) {
@@ -210,12 +214,77 @@ static void handle_request(mcp_session *s, jsonrpc_msg *m)
 			       "Method not found: %.128s", method);
 }
 
+/* 2026-07-28: a request with a valid envelope (checked by the caller). */
+static void handle_modern(mcp_session *s, jsonrpc_msg *m)
+{
+	const char *method = m->method;
+	if (strcmp(method, "server/discover") == 0)
+		mcp_send_result(s->out, m->id, mcp_discover_result(s->instructions));
+	else if (strcmp(method, "tools/list") == 0)
+		handle_tools_list(s, m);
+	else if (strcmp(method, "tools/call") == 0)
+		handle_tools_call(s, m);
+	else if (strcmp(method, "ping") == 0 || strcmp(method, "logging/setLevel") == 0)
+		mcp_send_error(s->out, m->id, JSONRPC_METHOD_NOT_FOUND, NULL,
+			       "Method not found: %s (removed in protocol revision %s)", method,
+			       MCP_MODERN_LATEST);
+	else
+		mcp_send_error(s->out, m->id, JSONRPC_METHOD_NOT_FOUND, NULL,
+			       "Method not found: %.128s", method);
+}
+
+/* The protocol version a legacy initialize asked for, if it named one. */
+static const char *initialize_version(json_object *params)
+{
+	json_object *v = obj_get(params, "protocolVersion");
+	return v && json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
+}
+
+static void handle_request(mcp_session *s, jsonrpc_msg *m)
+{
+	bool initialize = strcmp(m->method, "initialize") == 0;
+	if (s->era == MCP_ERA_LEGACY) {
+		handle_legacy(s, m); /* exactly as before 2026-07-28, _meta or not */
+		return;
+	}
+	mcp_envelope env;
+	mcp_envelope_read(m->params, &env);
+	if (s->era == MCP_ERA_OPEN) {
+		/* initialize without a valid modern envelope opens the legacy era (once it is
+		 * answered); so does nothing else, but requests without an envelope get the
+		 * legacy answers (ping, or "initialize first") */
+		if (env.status == MCP_ENVELOPE_NONE ||
+		    (initialize && env.status != MCP_ENVELOPE_OK)) {
+			handle_legacy(s, m);
+			return;
+		}
+		if (env.status != MCP_ENVELOPE_OK) { /* a refused probe fixes nothing */
+			mcp_send(s->out, mcp_envelope_error(m->id, &env));
+			return;
+		}
+		s->era = MCP_ERA_MODERN;
+		mcp_log("client %.64s %.32s speaks protocol %s (per-request _meta)",
+			env.client_name ? env.client_name : "?",
+			env.client_version ? env.client_version : "?", env.version);
+	}
+	if (initialize && env.status != MCP_ENVELOPE_OK) {
+		/* the handshake is gone in this era, and this process serves no other */
+		mcp_send(s->out, mcp_unsupported_version(m->id, initialize_version(m->params)));
+		return;
+	}
+	if (env.status != MCP_ENVELOPE_OK) {
+		mcp_send(s->out, mcp_envelope_error(m->id, &env));
+		return;
+	}
+	handle_modern(s, m);
+}
+
 static void handle_notification(mcp_session *s, jsonrpc_msg *m)
 {
 	if (strcmp(m->method, "notifications/initialized") == 0)
 		s->client_ready = true;
 	else if (strcmp(m->method, "notifications/cancelled") == 0)
-		handle_cancelled(s, m);
+		handle_cancelled(s, m); /* both eras; it fixes none */
 	/* anything else (notifications/roots/list_changed, ...) is ignored, never answered */
 }
 

@@ -1,6 +1,6 @@
-/* methods.h - the MCP methods brig mcp serves: one parsed line in, the answer (or a tool
- * call handed to calls.c) out.  Everything here runs on the reader thread; only tool calls
- * go to workers. */
+/* methods.h - the MCP methods brig mcp serves, in the era the opening message fixed (era.h):
+ * one parsed line in, the answer (or a tool call handed to calls.c) out.  Everything here
+ * runs on the reader thread; only tool calls go to workers. */
 #ifndef BRIG_MCP_METHODS_H
 #define BRIG_MCP_METHODS_H
 
@@ -9,6 +9,7 @@
 
 #include "brig.h"
 #include "mcp/calls.h"
+#include "mcp/era.h"
 #include "mcp/jsonrpc.h"
 
 /* What the method handlers know of the connection. */
@@ -18,7 +19,8 @@ typedef struct mcp_session {
 	mcp_calls *calls;
 	bool quiet;
 	char *instructions; /* for the model; owned */
-	bool initialized;   /* initialize answered */
+	mcp_era era;        /* fixed by the opening message (era.h) */
+	bool initialized;   /* legacy: initialize answered */
 	bool client_ready;  /* notifications/initialized received (informational: requests are
 			     * served once initialize is answered, as lenient clients expect) */
 } mcp_session;

@@ -15,6 +15,7 @@
 
 #include "audit.h"
 #include "cunit_main.h"
+#include "mcp/era.h"
 #include "mcp/jsonrpc.h"
 #include "mcp/server.h"
 
@@ -979,6 +980,263 @@ static void test_oversized_and_partial(void)
 	client_stop(&c);
 }
 
+/* ---- the 2026-07-28 era -------------------------------------------------------------------- */
+
+#define ENVELOPE                                                      \
+	"\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\"," \
+	"\"io.modelcontextprotocol/clientCapabilities\":{},"          \
+	"\"io.modelcontextprotocol/clientInfo\":{\"name\":\"modern\",\"version\":\"2\"}"
+#define META "\"_meta\":{" ENVELOPE "}"
+#define MODERN(id, method, params) \
+	"{\"jsonrpc\":\"2.0\",\"id\":" id ",\"method\":\"" method "\",\"params\":{" params "}}"
+#define MRUN(id, args) \
+	MODERN(id, "tools/call", "\"name\":\"run_code\",\"arguments\":" args "," META)
+
+/* A result of the modern era: resultType complete, brig named in _meta. */
+static void assert_modern_result(json_object *r)
+{
+	CU_ASSERT_PTR_NULL(path(r, "error"));
+	CU_ASSERT_STRING_EQUAL(pstr(r, "result.resultType"), "complete");
+	json_object *meta = path(r, "result._meta");
+	json_object *info = NULL;
+	CU_ASSERT_TRUE(
+		json_object_object_get_ex(meta, "io.modelcontextprotocol/serverInfo", &info));
+	CU_ASSERT_STRING_EQUAL(pstr(info, "name"), "brig");
+	CU_ASSERT_STRING_EQUAL(pstr(info, "version"), brig_version());
+}
+
+static void assert_unsupported(json_object *r, const char *requested)
+{
+	CU_ASSERT_EQUAL(pint(r, "error.code"), -32022);
+	CU_ASSERT_EQUAL(json_object_array_length(path(r, "error.data.supported")), 1);
+	CU_ASSERT_STRING_EQUAL(pstr(r, "error.data.supported.0"), "2026-07-28");
+	if (requested) {
+		CU_ASSERT_STRING_EQUAL(pstr(r, "error.data.requested"), requested);
+	} else {
+		CU_ASSERT_PTR_NULL(path(r, "error.data.requested"));
+	}
+}
+
+/* server/discover answers before and without initialize; after it the era is modern and
+ * initialize is refused; the 2025 methods ping and logging/setLevel are gone. */
+static void test_modern_discover(void)
+{
+	client c;
+	client_start(&c, NULL, 0, 0);
+	json_object *r = call(&c, MODERN("1", "server/discover", META));
+	assert_modern_result(r);
+	CU_ASSERT_EQUAL(json_object_array_length(path(r, "result.supportedVersions")), 1);
+	CU_ASSERT_STRING_EQUAL(pstr(r, "result.supportedVersions.0"), "2026-07-28");
+	CU_ASSERT_FALSE(pbool(r, "result.capabilities.tools.listChanged"));
+	CU_ASSERT_PTR_NOT_NULL(path(r, "result.capabilities.tools"));
+	CU_ASSERT_PTR_NULL(path(r, "result.capabilities.logging"));
+	CU_ASSERT(strlen(pstr(r, "result.instructions")) > 20);
+	CU_ASSERT_EQUAL(pint(r, "result.ttlMs"), MCP_CACHE_TTL_MS);
+	CU_ASSERT_STRING_EQUAL(pstr(r, "result.cacheScope"), "private");
+	CU_ASSERT_PTR_NULL(path(r, "result.protocolVersion"));
+	json_object_put(r);
+	/* the reverse order: initialize after discover is the other era */
+	r = call(&c, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"initialize\",\"params\":"
+		     "{\"protocolVersion\":\"2025-11-25\",\"capabilities\":{},"
+		     "\"clientInfo\":{\"name\":\"t\",\"version\":\"1\"}}}");
+	assert_unsupported(r, "2025-11-25");
+	json_object_put(r);
+	r = call(&c, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"initialize\"}");
+	assert_unsupported(r, NULL);
+	json_object_put(r);
+	static const char *const gone[] = { "ping", "logging/setLevel", "resources/list", NULL };
+	for (const char *const *g = gone; *g; g++) {
+		cleanup_free char *line =
+			xasprintf("{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"%s\",\"params\":{"
+				  "\"level\":\"debug\"," META "}}",
+				  *g);
+		r = call(&c, line);
+		CU_ASSERT_EQUAL(pint(r, "error.code"), JSONRPC_METHOD_NOT_FOUND);
+		json_object_put(r);
+	}
+	/* discover again: still the same */
+	r = call(&c, MODERN("5", "server/discover", META));
+	assert_modern_result(r);
+	json_object_put(r);
+	client_stop(&c);
+}
+
+/* Every modern request needs its envelope: -32602 when it is missing or malformed, -32022
+ * for an unsupported version; a refused opening request fixes no era. */
+static void test_modern_envelope_errors(void)
+{
+	client c;
+	client_start(&c, NULL, 0, 0);
+	struct {
+		const char *line;
+		int code;
+		const char *key; /* data.envelope.key for -32602 */
+	} cases[] = {
+		{ MODERN("1", "tools/list",
+			 "\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2030-01-01\","
+			 "\"io.modelcontextprotocol/clientCapabilities\":{}}"),
+		  -32022, NULL },
+		{ MODERN("2", "server/discover",
+			 "\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2025-11-25\","
+			 "\"io.modelcontextprotocol/clientCapabilities\":{}}"),
+		  -32022, NULL },
+		{ MODERN("3", "tools/list",
+			 "\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\"}"),
+		  JSONRPC_INVALID_PARAMS, "io.modelcontextprotocol/clientCapabilities" },
+		{ MODERN("4", "tools/list",
+			 "\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":28,"
+			 "\"io.modelcontextprotocol/clientCapabilities\":{}}"),
+		  JSONRPC_INVALID_PARAMS, "io.modelcontextprotocol/protocolVersion" },
+		{ MODERN("5", "tools/list",
+			 "\"_meta\":{" ENVELOPE ",\"io.modelcontextprotocol/logLevel\":\"loud\"}"),
+		  JSONRPC_INVALID_PARAMS, "io.modelcontextprotocol/logLevel" },
+		{ MODERN("6", "tools/list",
+			 "\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\","
+			 "\"io.modelcontextprotocol/clientCapabilities\":[],"
+			 "\"io.modelcontextprotocol/clientInfo\":{\"name\":\"x\"}}"),
+		  JSONRPC_INVALID_PARAMS, "io.modelcontextprotocol/clientCapabilities" },
+		{ MODERN("7", "tools/list",
+			 "\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\","
+			 "\"io.modelcontextprotocol/clientCapabilities\":{},"
+			 "\"io.modelcontextprotocol/clientInfo\":{\"name\":\"x\"}}"),
+		  JSONRPC_INVALID_PARAMS, "io.modelcontextprotocol/clientInfo" },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		json_object *r = call(&c, cases[i].line);
+		if (pint(r, "error.code") != cases[i].code)
+			fprintf(stderr, "\n%s -> %s\n", cases[i].line, c.last);
+		CU_ASSERT_EQUAL(pint(r, "error.code"), cases[i].code);
+		if (cases[i].key) {
+			CU_ASSERT_STRING_EQUAL(pstr(r, "error.data.envelope.key"), cases[i].key);
+		} else {
+			assert_unsupported(r, i == 0 ? "2030-01-01" : "2025-11-25");
+		}
+		json_object_put(r);
+	}
+	/* none of them fixed the era: the handshake still works, and the process is legacy */
+	init_session(&c);
+	json_object *r = call(&c, MODERN("8", "server/discover", META));
+	CU_ASSERT_EQUAL(pint(r, "error.code"), JSONRPC_METHOD_NOT_FOUND);
+	json_object_put(r);
+	/* a legacy session serves tools/list as before, _meta or not */
+	r = call(&c, MODERN("9", "tools/list", META));
+	CU_ASSERT_EQUAL(json_object_array_length(path(r, "result.tools")), 2);
+	CU_ASSERT_PTR_NULL(path(r, "result.resultType"));
+	CU_ASSERT_PTR_NULL(path(r, "result.ttlMs"));
+	CU_ASSERT_PTR_NULL(path(r, "result._meta"));
+	CU_ASSERT_PTR_NULL(strstr(c.last, "$schema"));
+	json_object_put(r);
+	client_stop(&c);
+
+	/* in a modern process a request without its envelope is refused */
+	client_start(&c, NULL, 0, 0);
+	r = call(&c, MODERN("1", "tools/list", META));
+	assert_modern_result(r);
+	json_object_put(r);
+	r = call(&c, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}");
+	CU_ASSERT_EQUAL(pint(r, "error.code"), JSONRPC_INVALID_PARAMS);
+	CU_ASSERT_STRING_EQUAL(pstr(r, "error.data.envelope.key"),
+			       "io.modelcontextprotocol/protocolVersion");
+	CU_ASSERT_STRING_EQUAL(pstr(r, "error.data.envelope.problem"), "missing");
+	json_object_put(r);
+	r = call(&c, MODERN("3", "tools/call",
+			    "\"name\":\"run_code\",\"arguments\":{\"language\":\"python\","
+			    "\"code\":\"print x\"},\"_meta\":{\"progressToken\":1}"));
+	CU_ASSERT_EQUAL(pint(r, "error.code"), JSONRPC_INVALID_PARAMS);
+	json_object_put(r);
+	r = call(&c, MODERN("4", "tools/list",
+			    "\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2025-06-18\","
+			    "\"io.modelcontextprotocol/clientCapabilities\":{}}"));
+	assert_unsupported(r, "2025-06-18");
+	json_object_put(r);
+	CU_ASSERT_EQUAL(fake_get(&F.runs), 0);
+	client_stop(&c);
+}
+
+/* tools/list and tools/call in the modern shape; progress only with a progressToken, never a
+ * log message (even when the request asks for a log level); cancellation as in 2025. */
+static void test_modern_tools(void)
+{
+	static const char *const ov[] = { "max_concurrent_runs", "1", NULL };
+	client c;
+	client_start(&c, ov, 0, 0);
+	json_object *r = call(&c, MODERN("1", "tools/list", META));
+	assert_modern_result(r);
+	CU_ASSERT_EQUAL(pint(r, "result.ttlMs"), MCP_CACHE_TTL_MS);
+	CU_ASSERT_STRING_EQUAL(pstr(r, "result.cacheScope"), "private");
+	json_object *tools = path(r, "result.tools");
+	CU_ASSERT_EQUAL_FATAL(json_object_array_length(tools), 2);
+	CU_ASSERT_STRING_EQUAL(pstr(tools, "0.name"), "run_code");
+	CU_ASSERT_STRING_EQUAL(pstr(tools, "1.name"), "sandbox_status");
+	for (int i = 0; i < 2; i++) {
+		json_object *t = json_object_array_get_idx(tools, (size_t)i);
+		CU_ASSERT_STRING_EQUAL(pstr(t, "inputSchema.$schema"),
+				       "https://json-schema.org/draft/2020-12/schema");
+		CU_ASSERT_STRING_EQUAL(pstr(t, "outputSchema.$schema"),
+				       "https://json-schema.org/draft/2020-12/schema");
+	}
+	/* deterministic: the same bytes every time */
+	cleanup_free char *first = xstrdup(c.last);
+	json_object_put(r);
+	r = call(&c, MODERN("2", "tools/list", META));
+	CU_ASSERT_STRING_EQUAL(strstr(c.last, "\"result\""), strstr(first, "\"result\""));
+	json_object_put(r);
+
+	/* a run: no progressToken, no notification before the response; a log level asked
+	 * for, and still no notifications/message */
+	client_send(&c, MODERN("3", "tools/call",
+			       "\"name\":\"run_code\",\"arguments\":{\"language\":\"python\","
+			       "\"code\":\"print hi\"},\"_meta\":{" ENVELOPE
+			       ",\"io.modelcontextprotocol/logLevel\":\"debug\"}"));
+	r = client_recv(&c, 5000);
+	CU_ASSERT_PTR_NULL(path(r, "method"));
+	CU_ASSERT_EQUAL(pint(r, "id"), 3);
+	assert_modern_result(r);
+	CU_ASSERT_FALSE(pbool(r, "result.isError"));
+	CU_ASSERT_STRING_EQUAL(pstr(r, "result.structuredContent.stdout"), "hi\n");
+	CU_ASSERT_PTR_NOT_NULL(strstr(pstr(r, "result.content.0.text"), "exited with code 0"));
+	json_object_put(r);
+	/* with a progressToken: 1, 2, 3, then the response */
+	client_send(
+		&c,
+		MODERN("4", "tools/call",
+		       "\"name\":\"sandbox_status\",\"_meta\":{\"progressToken\":\"t\"," ENVELOPE
+		       "}"));
+	int step = 0;
+	while ((r = client_recv(&c, 5000)) && path(r, "method")) {
+		CU_ASSERT_STRING_EQUAL(pstr(r, "method"), "notifications/progress");
+		CU_ASSERT_EQUAL(pint(r, "params.progress"), ++step);
+		json_object_put(r);
+	}
+	CU_ASSERT_EQUAL(step, 3);
+	assert_modern_result(r);
+	CU_ASSERT_STRING_EQUAL(pstr(r, "result.structuredContent.selected"), "docker-cli");
+	json_object_put(r);
+	/* bad arguments and an unknown tool */
+	r = call(&c, MRUN("5", "{\"language\":\"cobol\",\"code\":\"x\"}"));
+	assert_modern_result(r);
+	CU_ASSERT_TRUE(pbool(r, "result.isError"));
+	json_object_put(r);
+	r = call(&c, MODERN("6", "tools/call", "\"name\":\"rm\"," META));
+	CU_ASSERT_EQUAL(pint(r, "error.code"), JSONRPC_INVALID_PARAMS);
+	json_object_put(r);
+	/* cancellation: the running call stops, the queued one never runs, no responses */
+	client_send(&c, MRUN("7", "{\"language\":\"python\",\"code\":\"block\"}"));
+	CU_ASSERT_TRUE(fake_wait(&F.running, 1));
+	client_send(&c, MRUN("8", "{\"language\":\"python\",\"code\":\"print 8\"}"));
+	client_send(&c, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":"
+			"{\"requestId\":8," META "}}");
+	client_send(&c, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":"
+			"{\"requestId\":7}}");
+	CU_ASSERT_TRUE(fake_wait(&F.cancels, 1));
+	r = call(&c, MODERN("9", "server/discover", META));
+	CU_ASSERT_EQUAL(pint(r, "id"), 9);
+	json_object_put(r);
+	CU_ASSERT_EQUAL(fake_get(&F.runs), 2);
+	CU_ASSERT_PTR_NULL(client_recv(&c, 200));
+	client_stop(&c);
+}
+
 /* _meta.traceparent reaches brig_run (which records it in the audit line, below) */
 static void test_trace_context(void)
 {
@@ -1151,6 +1409,9 @@ static CU_TestInfo tests[] = {
 	{ "oversized and partial lines", test_oversized_and_partial },
 	{ "outputSchema matches brig_result_to_json", test_schema_matches_result },
 	{ "_meta.traceparent reaches brig_run", test_trace_context },
+	{ "2026-07-28: server/discover, one era per process", test_modern_discover },
+	{ "2026-07-28: envelope errors, refused probes fix no era", test_modern_envelope_errors },
+	{ "2026-07-28: tools, progress, no log messages, cancel", test_modern_tools },
 	{ "audit: trace ids of a well-formed traceparent only", test_audit_trace_ids },
 	CU_TEST_INFO_NULL,
 };
