@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <json-c/json.h>
 #ifdef __GLIBC__
 #include <malloc.h>
 #endif
@@ -53,6 +54,70 @@ static int install_signals(int fds[2])
 	return 0;
 }
 
+/* The policy as loaded once, for the warm pool's context (warm_ctx). */
+typedef struct warm_state {
+	brig_policy *policy; /* handed to the context when it is made */
+	const char *audit_log;
+	brig_ctx *ctx; /* made, freed by cmd_mcp */
+} warm_state;
+
+static int warm_ctx(void *arg, brig_ctx **out, brig_error **err)
+{
+	warm_state *w = arg;
+	if (w->ctx || !w->policy)
+		return brig_fail(err, BRIG_E_USAGE, 0, "the warm pool's context exists already");
+	int r = brig_ctx_new(steal_pointer(&w->policy), &w->ctx, err);
+	if (r == 0 && w->audit_log)
+		r = brig_ctx_set_audit_log(w->ctx, w->audit_log, err);
+	if (r < 0) {
+		brig_ctx_free(w->ctx);
+		w->ctx = NULL;
+		return r;
+	}
+	*out = w->ctx;
+	return 0;
+}
+
+/* Whether the policy keeps containers warm (warm_pool > 0). */
+static bool policy_warm(const brig_policy *p)
+{
+	cleanup_free char *js = brig_policy_to_json(p);
+	json_object *o = js ? json_tokener_parse(js) : NULL, *v = NULL;
+	bool warm = json_object_object_get_ex(o, "warm_pool", &v) && json_object_get_int(v) > 0;
+	json_object_put(o);
+	return warm;
+}
+
+/* A server context without a warm pool (the policy, the plugins and the audit log are all
+ * checked now, before serving), and the policy for the warm pool's context, made once the
+ * opening message fixes the era: a server/discover probe starts no container.  Returns 0 or an
+ * exit code. */
+static int make_contexts(const cli_policy_opts *po, brig_ctx **cold, warm_state *w)
+{
+	brig_policy *p = NULL;
+	int r = cli_load_policy(po, &p);
+	if (r)
+		return r;
+	brig_error *err = NULL;
+	brig_policy *c = brig_policy_copy(p);
+	if (brig_policy_override(c, "warm_pool", "0", NULL, &err) < 0 ||
+	    brig_ctx_new(steal_pointer(&c), cold, &err) < 0 ||
+	    (po->audit_log && brig_ctx_set_audit_log(*cold, po->audit_log, &err) < 0)) {
+		brig_policy_free(c);
+		brig_policy_free(p);
+		brig_ctx_free(*cold);
+		*cold = NULL;
+		return cli_report(err);
+	}
+	if (policy_warm(p)) {
+		w->policy = p;
+		w->audit_log = po->audit_log;
+	} else {
+		brig_policy_free(p);
+	}
+	return 0;
+}
+
 static void usage(FILE *f)
 {
 	fputs("Usage: brig mcp [OPTIONS]\n"
@@ -86,7 +151,6 @@ int cmd_mcp(int argc, char **argv)
 	};
 	cli_policy_opts po;
 	memset(&po, 0, sizeof po);
-	po.warm_pool = true; /* a long-lived server: the policy's warm pool (brig-policy(5)) */
 	bool quiet = false;
 	long queue_per_run = 0;
 	int opt;
@@ -130,21 +194,27 @@ int cmd_mcp(int argc, char **argv)
 		      stderr);
 
 	brig_ctx *ctx = NULL;
-	int r = cli_make_ctx(&po, &ctx);
+	warm_state warm = { 0 };
+	int r = make_contexts(&po, &ctx, &warm);
 	if (r)
 		return r;
 	int sig[2] = { -1, -1 };
 	if (install_signals(sig) < 0) {
 		cli_error("mcp: cannot create the signal pipe: %s", strerror(errno));
 		brig_ctx_free(ctx);
+		brig_policy_free(warm.policy);
 		return EXIT_SANDBOX;
 	}
 	mcp_options opts = { .shutdown_fd = sig[0],
 			     .quiet = quiet,
-			     .queue_per_run = (int)queue_per_run };
+			     .queue_per_run = (int)queue_per_run,
+			     .warm_ctx = warm.policy ? warm_ctx : NULL,
+			     .warm_arg = &warm };
 	brig_error *err = NULL;
 	r = mcp_serve(ctx, STDIN_FILENO, STDOUT_FILENO, &opts, &err);
+	brig_ctx_free(warm.ctx); /* removes the warm pool's containers */
 	brig_ctx_free(ctx);
+	brig_policy_free(warm.policy);
 	shutdown_pipe_w = -1;
 	close(sig[0]);
 	close(sig[1]);

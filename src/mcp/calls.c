@@ -135,6 +135,13 @@ bool mcp_calls_active(mcp_calls *calls)
 	return active;
 }
 
+void mcp_calls_set_ctx(mcp_calls *calls, brig_ctx *ctx)
+{
+	pthread_mutex_lock(&calls->lock);
+	calls->cfg.ctx = ctx;
+	pthread_mutex_unlock(&calls->lock);
+}
+
 int mcp_calls_max_queued(const mcp_calls *calls)
 {
 	return calls->runs.max_queued;

@@ -71,6 +71,8 @@ void mcp_calls_stop(mcp_calls *calls);
 /* After mcp_calls_stop. */
 void mcp_calls_free(mcp_calls *calls);
 
+/* Use this context from now on; only while no call is in flight (before the era is fixed). */
+void mcp_calls_set_ctx(mcp_calls *calls, brig_ctx *ctx);
 /* The most calls that may wait for a run. */
 int mcp_calls_max_queued(const mcp_calls *calls);
 /* Whether a call with this id key is in flight. */

@@ -46,6 +46,8 @@ static void handle_initialize(mcp_session *s, jsonrpc_msg *m)
 	json_object_object_add(r, "instructions", json_object_new_string(s->instructions));
 	s->initialized = true;
 	s->era = MCP_ERA_LEGACY;
+	if (s->era_fixed)
+		s->era_fixed(s->arg);
 	json_object *ci = obj_get(m->params, "clientInfo");
 	json_object *cn = obj_get(ci, "name"), *cv = obj_get(ci, "version");
 	mcp_log("client %.64s %.32s asked for protocol %.32s, speaking %s",
@@ -266,6 +268,8 @@ static void handle_request(mcp_session *s, jsonrpc_msg *m)
 		mcp_log("client %.64s %.32s speaks protocol %s (per-request _meta)",
 			env.client_name ? env.client_name : "?",
 			env.client_version ? env.client_version : "?", env.version);
+		if (s->era_fixed)
+			s->era_fixed(s->arg);
 	}
 	if (initialize && env.status != MCP_ENVELOPE_OK) {
 		/* the handshake is gone in this era, and this process serves no other */

@@ -23,6 +23,8 @@ typedef struct mcp_session {
 	bool initialized;   /* legacy: initialize answered */
 	bool client_ready;  /* notifications/initialized received (informational: requests are
 			     * served once initialize is answered, as lenient clients expect) */
+	void (*era_fixed)(void *arg); /* called once, when the era is fixed */
+	void *arg;
 } mcp_session;
 
 /* Answer one line of input (a complete message, without its newline). */

@@ -30,6 +30,7 @@ const char *const mcp_protocol_versions[] = { "2025-11-25", "2025-06-18", "2025-
 #define TRIM_LAST_MS  (64 * TRIM_AFTER_MS)
 
 typedef struct mcp_server {
+	const mcp_options *opts;
 	brig_policy_limits lim;
 	jsonrpc_writer out;
 	mcp_calls *calls;
@@ -79,6 +80,22 @@ static void trim_if_idle(mcp_server *srv)
 	if (due)
 		malloc_trim(0);
 #endif
+}
+
+/* The era is fixed: from now on runs use the warm pool's context, when there is one. */
+static void era_fixed(void *arg)
+{
+	mcp_server *srv = arg;
+	if (!srv->opts->warm_ctx)
+		return;
+	brig_ctx *ctx = NULL;
+	brig_error *err = NULL;
+	if (srv->opts->warm_ctx(srv->opts->warm_arg, &ctx, &err) < 0)
+		mcp_log("the warm pool cannot start (runs start their containers on demand): %s",
+			err && err->message ? err->message : "unknown error");
+	else
+		mcp_calls_set_ctx(srv->calls, ctx);
+	brig_error_free(err);
 }
 
 /* ---- reading --------------------------------------------------------------------------- */
@@ -178,6 +195,7 @@ int mcp_serve(brig_ctx *ctx, int in_fd, int out_fd, const mcp_options *opts, bri
 		return brig_fail(err, BRIG_E_USAGE, 0, "mcp_serve: no context");
 
 	mcp_server *srv = xcalloc(1, sizeof *srv);
+	srv->opts = opts;
 	brig_policy_get_limits(pol, &srv->lim);
 	jsonrpc_writer_init(&srv->out, out_fd);
 	pthread_mutex_init(&srv->trim_lock, NULL);
@@ -195,7 +213,9 @@ int mcp_serve(brig_ctx *ctx, int in_fd, int out_fd, const mcp_options *opts, bri
 				      .out = &srv->out,
 				      .calls = srv->calls,
 				      .quiet = opts->quiet,
-				      .instructions = mcp_instructions(&srv->lim) };
+				      .instructions = mcp_instructions(&srv->lim),
+				      .era_fixed = era_fixed,
+				      .arg = srv };
 
 	int runs = srv->lim.max_concurrent_runs > 0 ? srv->lim.max_concurrent_runs : 1;
 	mcp_log("serving MCP on stdio: up to %d concurrent runs, %d more queued", runs,

@@ -38,6 +38,15 @@ typedef struct mcp_options {
 	const brig_policy *policy; /* NULL: brig_ctx_policy(ctx) */
 	const mcp_hooks *hooks;    /* NULL: the real library */
 	bool quiet;                /* no per-call log lines on stderr */
+	/* Optional: make the context runs use from the moment the opening message fixes the
+	 * era (initialize, or a modern request), replacing ctx.  An auto-negotiating client
+	 * probes with server/discover on a throwaway process; a context with a warm pool would
+	 * start containers for it (and leave them behind when the client kills the process), so
+	 * brig mcp serves the probe from a context without one and makes the warm pool's here.
+	 * The caller owns and frees both contexts after mcp_serve.  On failure the server logs
+	 * the error and carries on with ctx. */
+	int (*warm_ctx)(void *arg, brig_ctx **ctx, brig_error **err);
+	void *warm_arg;
 } mcp_options;
 
 /* Serve MCP on in_fd/out_fd until in_fd reaches EOF, shutdown_fd becomes readable or out_fd
