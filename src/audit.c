@@ -196,6 +196,37 @@ out:
 	return r;
 }
 
+/* n lowercase hex digits; *nonzero: not all of them '0'. */
+static bool lower_hex(const char *s, size_t n, bool *nonzero)
+{
+	*nonzero = false;
+	for (size_t i = 0; i < n; i++) {
+		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+			return false;
+		*nonzero = *nonzero || s[i] != '0';
+	}
+	return true;
+}
+
+/* The trace id and parent span id of a W3C Trace Context traceparent, or false when it is not
+ * well formed: "VV-TTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTT-PPPPPPPPPPPPPPPP-FF", 55 characters of
+ * lowercase hex and dashes, version ff invalid, neither id all zeros.  The value comes from a
+ * client: nothing else of it reaches the log. */
+static bool traceparent_ids(const char *tp, char trace_id[33], char span_id[17])
+{
+	bool nz_version, nz_flags, nz_trace, nz_span;
+	if (!tp || strnlen(tp, 56) != 55 || tp[2] != '-' || tp[35] != '-' || tp[52] != '-' ||
+	    !lower_hex(tp, 2, &nz_version) || strncmp(tp, "ff", 2) == 0 ||
+	    !lower_hex(tp + 3, 32, &nz_trace) || !nz_trace || !lower_hex(tp + 36, 16, &nz_span) ||
+	    !nz_span || !lower_hex(tp + 53, 2, &nz_flags))
+		return false;
+	memcpy(trace_id, tp + 3, 32);
+	trace_id[32] = '\0';
+	memcpy(span_id, tp + 36, 16);
+	span_id[16] = '\0';
+	return true;
+}
+
 int audit_append(audit_log *a, const audit_entry *e, brig_error **err)
 {
 	char ts[48];
@@ -221,6 +252,11 @@ int audit_append(audit_log *a, const audit_entry *e, brig_error **err)
 	add_str(o, "error", r ? r->error : e->refusal);
 	if (e->policy)
 		limits_json(o, e->policy, e->spec, e->timeout_seconds);
+	/* so that an operator can join this line with the caller's traces */
+	char trace_id[33], span_id[17];
+	bool traced = traceparent_ids(e->traceparent, trace_id, span_id);
+	add_str(o, "trace_id", traced ? trace_id : NULL);
+	add_str(o, "parent_span_id", traced ? span_id : NULL);
 	const char *js = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
 								   JSON_C_TO_STRING_NOSLASHESCAPE);
 	char *line = xasprintf("%s\n", js);

@@ -27,6 +27,7 @@ typedef struct audit_entry {
 	const char *backend;          /* when known */
 	const char *runtime;
 	const char *image;
+	const char *traceparent; /* the caller's, unchecked: only a well-formed one is recorded */
 } audit_entry;
 
 int audit_append(audit_log *a, const audit_entry *e, brig_error **err);

@@ -154,6 +154,11 @@ typedef struct brig_run_options {
 	 * with BRIG_E_BUSY, in ms; 0: the policy's max_timeout_seconds (by then a running run has
 	 * normally reached its deadline), -1: do not wait */
 	int queue_wait_ms;
+	/* Appended members: read only when struct_size covers them. */
+	const char *traceparent; /* NULL, or the caller's W3C Trace Context traceparent
+				  * ("00-<trace id>-<parent span id>-<flags>"): recorded as
+				  * trace_id and parent_span_id in the audit line when it is
+				  * well formed, ignored otherwise */
 } brig_run_options;
 
 /* The caller sets struct_size = sizeof(brig_result) before brig_run; the library writes only the

@@ -98,6 +98,10 @@ static int audit_outcome(run_ctx *rc, const brig_result *res, const brig_error *
 			.timeout_seconds = req->timeout_seconds,
 			.result = res,
 			.refusal = refusal ? refusal->message : NULL,
+			.traceparent =
+				rc->opts && BRIG_HAS_FIELD(rc->opts, brig_run_options, traceparent)
+					? rc->opts->traceparent
+					: NULL,
 			.backend = rc->lb ? rc->lb->be->name : NULL,
 			.runtime = rc->lb ? rc->lb->runtime : NULL,
 			.image = (unsigned)req->language < BRIG_LANG_COUNT

@@ -24,7 +24,6 @@ typedef struct cli_policy_opts {
 	const char *cpus;
 	bool allow_network;
 	const char *audit_log;
-	bool warm_pool; /* keep the policy's warm_pool (brig mcp); else it is forced to 0 */
 } cli_policy_opts;
 
 /* Print "brig: message" on stderr. */

@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <json-c/json.h>
 #ifdef __GLIBC__
 #include <malloc.h>
 #endif
@@ -86,7 +87,6 @@ int cmd_mcp(int argc, char **argv)
 	};
 	cli_policy_opts po;
 	memset(&po, 0, sizeof po);
-	po.warm_pool = true; /* a long-lived server: the policy's warm pool (brig-policy(5)) */
 	bool quiet = false;
 	long queue_per_run = 0;
 	int opt;
@@ -129,22 +129,28 @@ int cmd_mcp(int argc, char **argv)
 		      "this is meant for an MCP client, see brig mcp --help\n",
 		      stderr);
 
-	brig_ctx *ctx = NULL;
-	int r = cli_make_ctx(&po, &ctx);
-	if (r)
-		return r;
+	/* Signals first: from here on anything that creates containers can be stopped cleanly. */
 	int sig[2] = { -1, -1 };
 	if (install_signals(sig) < 0) {
-		cli_error("mcp: cannot create the signal pipe: %s", strerror(errno));
-		brig_ctx_free(ctx);
+		cli_error("mcp: cannot create the signal pipe: %m");
 		return EXIT_SANDBOX;
+	}
+	/* The policy, the plugins and the audit log are checked before serving; the warm pool
+	 * starts once a client has opened a session (mcp_options.warm_pool). */
+	brig_ctx *ctx = NULL;
+	int r = cli_make_ctx(&po, &ctx);
+	if (r) {
+		close(sig[0]);
+		close(sig[1]);
+		return r;
 	}
 	mcp_options opts = { .shutdown_fd = sig[0],
 			     .quiet = quiet,
-			     .queue_per_run = (int)queue_per_run };
+			     .queue_per_run = (int)queue_per_run,
+			     .warm_pool = true };
 	brig_error *err = NULL;
 	r = mcp_serve(ctx, STDIN_FILENO, STDOUT_FILENO, &opts, &err);
-	brig_ctx_free(ctx);
+	brig_ctx_free(ctx); /* removes the warm pool's containers */
 	shutdown_pipe_w = -1;
 	close(sig[0]);
 	close(sig[1]);

@@ -115,15 +115,9 @@ int cli_make_ctx(const cli_policy_opts *o, brig_ctx **out)
 	if (r)
 		return r;
 	brig_error *err = NULL;
+	/* no warm pool: one-shot commands start nothing ahead (brig mcp starts it itself) */
 	if (brig_ctx_new(p, out, &err) < 0)
 		return cli_report(err);
-	/* A warm pool pays off only for a long-lived process: one-shot commands start nothing
-	 * ahead (brig mcp asks for it) */
-	if (o->warm_pool && brig_ctx_start_warm_pool(*out, &err) < 0) {
-		brig_ctx_free(*out);
-		*out = NULL;
-		return cli_report(err);
-	}
 	if (o->audit_log && brig_ctx_set_audit_log(*out, o->audit_log, &err) < 0) {
 		brig_ctx_free(*out);
 		*out = NULL;

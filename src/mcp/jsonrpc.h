@@ -108,6 +108,13 @@ bool jsonrpc_utf8_valid(const char *s, size_t len, size_t *bad_at);
 /* A copy of s with every invalid UTF-8 sequence replaced by U+FFFD (for program output that
  * must travel as a JSON string).  NUL bytes are kept; *out_len receives the length. */
 char *jsonrpc_utf8_sanitize(const char *s, size_t len, size_t *out_len);
+/* The same, for program output shown as text (to a model, in a terminal): every control
+ * character but LF and TAB is made visible instead of passed raw, so the result holds no NUL
+ * and no escape sequence.  C0 controls become their Unicode Control Pictures (NUL -> U+2400,
+ * ESC -> U+241B, CR -> U+240D), DEL becomes U+2421, and a C1 control (U+0080..U+009F)
+ * becomes its 7-bit equivalent ESC + (code - 0x40) spelled with the picture (U+009B CSI ->
+ * U+241B '[').  Invalid sequences become U+FFFD as above. */
+char *jsonrpc_utf8_visible(const char *s, size_t len, size_t *out_len);
 
 /* A stable key for an id, to match notifications/cancelled against requests in flight:
  * "s:" + the string for strings, "i:" + the decimal value for integers; NULL for other types.

@@ -38,6 +38,11 @@ typedef struct mcp_options {
 	const brig_policy *policy; /* NULL: brig_ctx_policy(ctx) */
 	const mcp_hooks *hooks;    /* NULL: the real library */
 	bool quiet;                /* no per-call log lines on stderr */
+	/* Start ctx's warm pool (brig_ctx_start_warm_pool) once the opening message fixes the
+	 * era (initialize, or a modern request), not before: an auto-negotiating client probes
+	 * with server/discover on a throwaway process, and a pool started for it would leave its
+	 * containers behind when the client kills that process. */
+	bool warm_pool;
 } mcp_options;
 
 /* Serve MCP on in_fd/out_fd until in_fd reaches EOF, shutdown_fd becomes readable or out_fd

@@ -313,8 +313,11 @@ static void append_stream(strbuf *sb, const char *name, const char *data, size_t
 		return;
 	}
 	sb_printf(sb, "\n--- %s ---\n", name);
+	/* The text is what the model reads: a NUL must not end it (the rest of the output would
+	 * vanish from the text while structuredContent still has it) and an escape sequence must
+	 * not reach a terminal that shows it, so control characters are made visible. */
 	size_t n = 0;
-	cleanup_free char *clean = jsonrpc_utf8_sanitize(data, len, &n);
+	cleanup_free char *clean = jsonrpc_utf8_visible(data, len, &n);
 	sb_append(sb, clean, n);
 	if (clean[n - 1] != '\n')
 		sb_puts(sb, "\n");

@@ -6,6 +6,7 @@
  * see exactly what a client could send.  The container engine is replaced by mcp_hooks that
  * return a canned result at once (its stdout is the submitted code, so arbitrary bytes reach
  * the result encoder); no brig_ctx is needed then, the default policy is passed in directly.
+ * The seed corpus holds sessions of both eras (2025 handshake, 2026-07-28 per-request _meta).
  */
 #include "config.h"
 

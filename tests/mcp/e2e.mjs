@@ -1,12 +1,11 @@
-// e2e.mjs - `brig mcp` driven by the official MCP TypeScript SDK client against a real
-// dockerd, plus a raw-stdio session that feeds the server garbage.
+// e2e.mjs - `brig mcp` driven by the official MCP TypeScript SDK v1 client (the 2025
+// revisions) against a real dockerd, plus a raw-stdio session that feeds the server garbage.
+// e2e-2026.mjs does the same with the v2 client (legacy, auto, pinned 2026-07-28).
 //
 //   BRIG=/path/to/brig BRIG_BACKEND_DIR=/path/to/backends/.libs node e2e.mjs
 //
 // Prints one "ok N - name" / "not ok N - name" line per check (TAP) and exits 1 if any failed.
 import assert from 'node:assert/strict';
-import { execFileSync, spawn } from 'node:child_process';
-import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,56 +14,21 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import Ajv from 'ajv';
 
-const BRIG = process.env.BRIG;
-if (!BRIG) {
-  console.error('e2e.mjs: set BRIG to the brig binary (and BRIG_BACKEND_DIR to the plugins)');
-  process.exit(2);
-}
+import {
+  BRIG,
+  containersOf,
+  failures,
+  finish,
+  rawServer,
+  serverEnv,
+  sha256,
+  sleep,
+  test,
+  waitFor,
+} from './lib.mjs';
+
 const tmp = mkdtempSync(join(tmpdir(), 'brig-mcp-e2e-'));
 const auditLog = join(tmp, 'audit.jsonl');
-const serverEnv = { ...process.env };
-const sha256 = (s) => createHash('sha256').update(s, 'utf8').digest('hex');
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-
-async function waitFor(pred, ms, what) {
-  const end = Date.now() + ms;
-  for (;;) {
-    if (await pred()) return;
-    if (Date.now() > end) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
-    await sleep(100);
-  }
-}
-
-// Containers (running or not) that the brig process `pid` created: label brig.owner=PID:START.
-function containersOf(pid) {
-  const out = execFileSync(
-    'docker',
-    ['ps', '-a', '--filter', 'label=brig', '--format', '{{.Names}}\t{{.Label "brig.owner"}}'],
-    { encoding: 'utf8' },
-  );
-  return out
-    .split('\n')
-    .filter(Boolean)
-    .map((l) => l.split('\t'))
-    .filter(([, owner]) => owner && owner.startsWith(`${pid}:`))
-    .map(([name]) => name);
-}
-
-// ---- a tiny TAP runner -------------------------------------------------------------------
-let n = 0;
-let failed = 0;
-async function test(name, fn) {
-  n++;
-  const t0 = Date.now();
-  try {
-    await fn();
-    console.log(`ok ${n} - ${name} (${Date.now() - t0} ms)`);
-  } catch (e) {
-    failed++;
-    console.log(`not ok ${n} - ${name}`);
-    for (const line of String(e?.stack ?? e).split('\n')) console.log(`  # ${line}`);
-  }
-}
 
 // ---- the SDK session ---------------------------------------------------------------------
 let stderrText = '';
@@ -340,40 +304,6 @@ await test('audit log: one well-formed line per run, with the code SHA-256', asy
 });
 
 // ---- raw stdio: garbage in, answers out, the server survives ------------------------------
-function rawServer(args = []) {
-  const child = spawn(BRIG, ['mcp', '--quiet', ...args], { env: serverEnv, stdio: ['pipe', 'pipe', 'pipe'] });
-  let buf = '';
-  const lines = [];
-  const waiters = [];
-  child.stdout.on('data', (d) => {
-    buf += d.toString('utf8');
-    let i;
-    while ((i = buf.indexOf('\n')) >= 0) {
-      lines.push(buf.slice(0, i));
-      buf = buf.slice(i + 1);
-      while (waiters.length && lines.length) waiters.shift()(lines.shift());
-    }
-  });
-  let err = '';
-  child.stderr.on('data', (d) => (err += d.toString()));
-  const exited = new Promise((res) => child.on('exit', (code, sig) => res({ code, sig })));
-  return {
-    child,
-    exited,
-    stderr: () => err,
-    send: (data) => child.stdin.write(data),
-    next: (ms = 10000) =>
-      new Promise((res, rej) => {
-        if (lines.length) return res(lines.shift());
-        const t = setTimeout(() => rej(new Error('no line from the server')), ms);
-        waiters.push((l) => {
-          clearTimeout(t);
-          res(l);
-        });
-      }),
-  };
-}
-
 await test('raw stdio: malformed input is answered and survived', async () => {
   const s = rawServer();
   const expectError = async (code, id = null) => {
@@ -441,10 +371,8 @@ await test('raw stdio: SIGTERM during a run removes the container and exits prom
   assert.deepEqual(containersOf(s.child.pid), []);
 });
 
-if (failed) {
+if (failures()) {
   console.log(`# server stderr (SDK session):\n${stderrText.replace(/^/gm, '# ')}`);
 }
 rmSync(tmp, { recursive: true, force: true });
-console.log(`1..${n}`);
-console.log(failed ? `# FAILED ${failed} of ${n}` : `# all ${n} passed`);
-process.exit(failed ? 1 : 0);
+finish();

@@ -346,6 +346,32 @@ static void test_sanitize(void)
 	CU_ASSERT_EQUAL(memcmp(c, "x\0y", 3), 0);
 }
 
+/* Program output as text: every control character but LF and TAB visible, nothing lost after
+ * a NUL, invalid bytes replaced. */
+static void test_visible(void)
+{
+	static const char in[] = "a\0b\x1b[31mc\r\n\td\x7f"
+				 "e\xc2\x9b"
+				 "2Jf\xff"
+				 "g\xc3\xa9\x01";
+	size_t n = 0;
+	cleanup_free char *v = jsonrpc_utf8_visible(in, sizeof in - 1, &n);
+	static const char want[] = "a\xe2\x90\x80"          /* NUL -> U+2400 */
+				   "b\xe2\x90\x9b[31mc"     /* ESC -> U+241B */
+				   "\xe2\x90\x8d\n\td"      /* CR -> U+240D; LF, TAB kept */
+				   "\xe2\x90\xa1"           /* DEL -> U+2421 */
+				   "e\xe2\x90\x9b[2Jf"      /* C1 CSI -> U+241B '[' */
+				   "\xef\xbf\xbd"           /* invalid -> U+FFFD */
+				   "g\xc3\xa9\xe2\x90\x81"; /* U+00E9 kept, SOH -> U+2401 */
+	CU_ASSERT_EQUAL(n, sizeof want - 1);
+	CU_ASSERT_EQUAL(strlen(v), n); /* no NUL left inside */
+	CU_ASSERT_EQUAL(memcmp(v, want, sizeof want - 1), 0);
+	CU_ASSERT_TRUE(jsonrpc_utf8_valid(v, n, NULL));
+	/* the sanitizer used for structuredContent keeps them raw */
+	cleanup_free char *raw = jsonrpc_utf8_sanitize(in, sizeof in - 1, &n);
+	CU_ASSERT_EQUAL(memcmp(raw, "a\0b\x1b[31m", 8), 0);
+}
+
 /* ---- building and writing -------------------------------------------------------------- */
 
 static void test_build(void)
@@ -486,6 +512,7 @@ static CU_TestInfo tests[] = {
 	{ "parse: requests, notifications, responses", test_parse_kinds },
 	{ "id keys", test_id_key },
 	{ "UTF-8 sanitizing", test_sanitize },
+	{ "UTF-8 with visible control characters", test_visible },
 	{ "building messages", test_build },
 	{ "concurrent writes stay whole lines", test_concurrent_writes },
 	{ "broken output stream", test_write_broken },

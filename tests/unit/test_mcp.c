@@ -15,6 +15,7 @@
 
 #include "audit.h"
 #include "cunit_main.h"
+#include "mcp/era.h"
 #include "mcp/jsonrpc.h"
 #include "mcp/server.h"
 
@@ -130,7 +131,8 @@ typedef struct fake {
 	pthread_cond_t cond;
 	int runs, running, max_running, cancels, statuses;
 	bool release;
-	bool bad_options; /* the server passed options that loosen anything */
+	bool bad_options;     /* the server passed options that loosen anything */
+	char traceparent[80]; /* of the last run, "" for none */
 } fake;
 
 static fake F;
@@ -141,6 +143,7 @@ static void fake_reset(void)
 	F.runs = F.running = F.max_running = F.cancels = F.statuses = 0;
 	F.release = false;
 	F.bad_options = false;
+	F.traceparent[0] = '\0';
 	pthread_mutex_unlock(&F.lock);
 }
 
@@ -193,6 +196,7 @@ static int fake_run(void *data, brig_ctx *ctx, const brig_request *req, const br
 	if (!o || o->struct_size != sizeof *o || o->timeout_mode != BRIG_TIMEOUT_REFUSE ||
 	    !o->front_door || strcmp(o->front_door, "mcp") || o->cancel_fd < 0)
 		F.bad_options = true;
+	snprintf(F.traceparent, sizeof F.traceparent, "%s", o->traceparent ? o->traceparent : "");
 	pthread_mutex_unlock(&F.lock);
 
 	int rc = 0;
@@ -242,6 +246,12 @@ static int fake_run(void *data, brig_ctx *ctx, const brig_request *req, const br
 	} else if (strcmp(code, "binary") == 0) {
 		res->stdout_data = xstrndup("a\xff\0b\n", 5);
 		res->stdout_len = 5;
+	} else if (strcmp(code, "controls") == 0) {
+		/* NUL, ESC and invalid UTF-8 in both streams */
+		res->stdout_data = xstrndup("one\0two \x1b[2J\xfe three\n", 20);
+		res->stdout_len = 20;
+		res->stderr_data = xstrndup("err\0\x1b]0;pwned\x07 tail\xff", 20);
+		res->stderr_len = 20;
 	}
 	if (rc == 0) {
 		if (!res->stdout_data)
@@ -756,6 +766,21 @@ static void test_run_results(void)
 	CU_ASSERT_TRUE(jsonrpc_utf8_valid(out, strlen(out), NULL));
 	json_object_put(r);
 
+	/* NUL, ESC and invalid UTF-8 in stdout and stderr: the text carries all of it, visibly */
+	r = call(&c, RUN("5", "{\"language\":\"shell\",\"code\":\"controls\"}"));
+	const char *text = pstr(r, "result.content.0.text");
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, "--- stdout ---\none\xe2\x90\x80two \xe2\x90\x9b[2J"
+					    "\xef\xbf\xbd three\n"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, "--- stderr ---\nerr\xe2\x90\x80\xe2\x90\x9b]0;pwned"
+					    "\xe2\x90\x87 tail\xef\xbf\xbd\n"));
+	for (const char *p = text; *p; p++) /* no control character but the newlines */
+		CU_ASSERT((unsigned char)*p >= 0x20 || *p == '\n');
+	/* structuredContent keeps the bytes as they were (invalid UTF-8 replaced) */
+	json_object *so = path(r, "result.structuredContent.stdout");
+	CU_ASSERT_EQUAL(json_object_get_string_len(so), 22);
+	CU_ASSERT_EQUAL(memcmp(json_object_get_string(so), "one\0two \x1b[2J", 12), 0);
+	json_object_put(r);
+
 	/* sandbox_status: status + limits + load, as text and structured */
 	r = call(&c, "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/call\",\"params\":"
 		     "{\"name\":\"sandbox_status\",\"arguments\":{}}}");
@@ -957,6 +982,356 @@ static void test_oversized_and_partial(void)
 	client_stop(&c);
 }
 
+/* ---- the 2026-07-28 era -------------------------------------------------------------------- */
+
+#define ENVELOPE                                                      \
+	"\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\"," \
+	"\"io.modelcontextprotocol/clientCapabilities\":{},"          \
+	"\"io.modelcontextprotocol/clientInfo\":{\"name\":\"modern\",\"version\":\"2\"}"
+#define META "\"_meta\":{" ENVELOPE "}"
+#define MODERN(id, method, params) \
+	"{\"jsonrpc\":\"2.0\",\"id\":" id ",\"method\":\"" method "\",\"params\":{" params "}}"
+#define MRUN(id, args) \
+	MODERN(id, "tools/call", "\"name\":\"run_code\",\"arguments\":" args "," META)
+
+/* A result of the modern era: resultType complete, brig named in _meta. */
+static void assert_modern_result(json_object *r)
+{
+	CU_ASSERT_PTR_NULL(path(r, "error"));
+	CU_ASSERT_STRING_EQUAL(pstr(r, "result.resultType"), "complete");
+	json_object *meta = path(r, "result._meta");
+	json_object *info = NULL;
+	CU_ASSERT_TRUE(
+		json_object_object_get_ex(meta, "io.modelcontextprotocol/serverInfo", &info));
+	CU_ASSERT_STRING_EQUAL(pstr(info, "name"), "brig");
+	CU_ASSERT_STRING_EQUAL(pstr(info, "version"), brig_version());
+}
+
+static void assert_unsupported(json_object *r, const char *requested)
+{
+	CU_ASSERT_EQUAL(pint(r, "error.code"), -32022);
+	CU_ASSERT_EQUAL(json_object_array_length(path(r, "error.data.supported")), 1);
+	CU_ASSERT_STRING_EQUAL(pstr(r, "error.data.supported.0"), "2026-07-28");
+	if (requested) {
+		CU_ASSERT_STRING_EQUAL(pstr(r, "error.data.requested"), requested);
+	} else {
+		CU_ASSERT_PTR_NULL(path(r, "error.data.requested"));
+	}
+}
+
+/* server/discover answers before and without initialize; after it the era is modern and
+ * initialize is refused; the 2025 methods ping and logging/setLevel are gone. */
+static void test_modern_discover(void)
+{
+	client c;
+	client_start(&c, NULL, 0, 0);
+	json_object *r = call(&c, MODERN("1", "server/discover", META));
+	assert_modern_result(r);
+	CU_ASSERT_EQUAL(json_object_array_length(path(r, "result.supportedVersions")), 1);
+	CU_ASSERT_STRING_EQUAL(pstr(r, "result.supportedVersions.0"), "2026-07-28");
+	CU_ASSERT_FALSE(pbool(r, "result.capabilities.tools.listChanged"));
+	CU_ASSERT_PTR_NOT_NULL(path(r, "result.capabilities.tools"));
+	CU_ASSERT_PTR_NULL(path(r, "result.capabilities.logging"));
+	CU_ASSERT(strlen(pstr(r, "result.instructions")) > 20);
+	CU_ASSERT_EQUAL(pint(r, "result.ttlMs"), MCP_CACHE_TTL_MS);
+	CU_ASSERT_STRING_EQUAL(pstr(r, "result.cacheScope"), "private");
+	CU_ASSERT_PTR_NULL(path(r, "result.protocolVersion"));
+	json_object_put(r);
+	/* the reverse order: initialize after discover is the other era */
+	r = call(&c, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"initialize\",\"params\":"
+		     "{\"protocolVersion\":\"2025-11-25\",\"capabilities\":{},"
+		     "\"clientInfo\":{\"name\":\"t\",\"version\":\"1\"}}}");
+	assert_unsupported(r, "2025-11-25");
+	json_object_put(r);
+	r = call(&c, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"initialize\"}");
+	assert_unsupported(r, NULL);
+	json_object_put(r);
+	static const char *const gone[] = { "ping", "logging/setLevel", "resources/list", NULL };
+	for (const char *const *g = gone; *g; g++) {
+		cleanup_free char *line =
+			xasprintf("{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"%s\",\"params\":{"
+				  "\"level\":\"debug\"," META "}}",
+				  *g);
+		r = call(&c, line);
+		CU_ASSERT_EQUAL(pint(r, "error.code"), JSONRPC_METHOD_NOT_FOUND);
+		json_object_put(r);
+	}
+	/* discover again: still the same */
+	r = call(&c, MODERN("5", "server/discover", META));
+	assert_modern_result(r);
+	json_object_put(r);
+	client_stop(&c);
+}
+
+/* Every modern request needs its envelope: -32602 when it is missing or malformed, -32022
+ * for an unsupported version; a refused opening request fixes no era. */
+static void test_modern_envelope_errors(void)
+{
+	client c;
+	client_start(&c, NULL, 0, 0);
+	struct {
+		const char *line;
+		int code;
+		const char *key; /* data.envelope.key for -32602 */
+	} cases[] = {
+		{ MODERN("1", "tools/list",
+			 "\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2030-01-01\","
+			 "\"io.modelcontextprotocol/clientCapabilities\":{}}"),
+		  -32022, NULL },
+		{ MODERN("2", "server/discover",
+			 "\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2025-11-25\","
+			 "\"io.modelcontextprotocol/clientCapabilities\":{}}"),
+		  -32022, NULL },
+		{ MODERN("3", "tools/list",
+			 "\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\"}"),
+		  JSONRPC_INVALID_PARAMS, "io.modelcontextprotocol/clientCapabilities" },
+		{ MODERN("4", "tools/list",
+			 "\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":28,"
+			 "\"io.modelcontextprotocol/clientCapabilities\":{}}"),
+		  JSONRPC_INVALID_PARAMS, "io.modelcontextprotocol/protocolVersion" },
+		{ MODERN("5", "tools/list",
+			 "\"_meta\":{" ENVELOPE ",\"io.modelcontextprotocol/logLevel\":\"loud\"}"),
+		  JSONRPC_INVALID_PARAMS, "io.modelcontextprotocol/logLevel" },
+		{ MODERN("6", "tools/list",
+			 "\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\","
+			 "\"io.modelcontextprotocol/clientCapabilities\":[],"
+			 "\"io.modelcontextprotocol/clientInfo\":{\"name\":\"x\"}}"),
+		  JSONRPC_INVALID_PARAMS, "io.modelcontextprotocol/clientCapabilities" },
+		{ MODERN("7", "tools/list",
+			 "\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\","
+			 "\"io.modelcontextprotocol/clientCapabilities\":{},"
+			 "\"io.modelcontextprotocol/clientInfo\":{\"name\":\"x\"}}"),
+		  JSONRPC_INVALID_PARAMS, "io.modelcontextprotocol/clientInfo" },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		json_object *r = call(&c, cases[i].line);
+		if (pint(r, "error.code") != cases[i].code)
+			fprintf(stderr, "\n%s -> %s\n", cases[i].line, c.last);
+		CU_ASSERT_EQUAL(pint(r, "error.code"), cases[i].code);
+		if (cases[i].key) {
+			CU_ASSERT_STRING_EQUAL(pstr(r, "error.data.envelope.key"), cases[i].key);
+		} else {
+			assert_unsupported(r, i == 0 ? "2030-01-01" : "2025-11-25");
+		}
+		json_object_put(r);
+	}
+	/* none of them fixed the era: the handshake still works, and the process is legacy */
+	init_session(&c);
+	json_object *r = call(&c, MODERN("8", "server/discover", META));
+	CU_ASSERT_EQUAL(pint(r, "error.code"), JSONRPC_METHOD_NOT_FOUND);
+	json_object_put(r);
+	/* a legacy session serves tools/list as before, _meta or not */
+	r = call(&c, MODERN("9", "tools/list", META));
+	CU_ASSERT_EQUAL(json_object_array_length(path(r, "result.tools")), 2);
+	CU_ASSERT_PTR_NULL(path(r, "result.resultType"));
+	CU_ASSERT_PTR_NULL(path(r, "result.ttlMs"));
+	CU_ASSERT_PTR_NULL(path(r, "result._meta"));
+	CU_ASSERT_PTR_NULL(strstr(c.last, "$schema"));
+	json_object_put(r);
+	client_stop(&c);
+
+	/* in a modern process a request without its envelope is refused */
+	client_start(&c, NULL, 0, 0);
+	r = call(&c, MODERN("1", "tools/list", META));
+	assert_modern_result(r);
+	json_object_put(r);
+	r = call(&c, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}");
+	CU_ASSERT_EQUAL(pint(r, "error.code"), JSONRPC_INVALID_PARAMS);
+	CU_ASSERT_STRING_EQUAL(pstr(r, "error.data.envelope.key"),
+			       "io.modelcontextprotocol/protocolVersion");
+	CU_ASSERT_STRING_EQUAL(pstr(r, "error.data.envelope.problem"), "missing");
+	json_object_put(r);
+	r = call(&c, MODERN("3", "tools/call",
+			    "\"name\":\"run_code\",\"arguments\":{\"language\":\"python\","
+			    "\"code\":\"print x\"},\"_meta\":{\"progressToken\":1}"));
+	CU_ASSERT_EQUAL(pint(r, "error.code"), JSONRPC_INVALID_PARAMS);
+	json_object_put(r);
+	r = call(&c, MODERN("4", "tools/list",
+			    "\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2025-06-18\","
+			    "\"io.modelcontextprotocol/clientCapabilities\":{}}"));
+	assert_unsupported(r, "2025-06-18");
+	json_object_put(r);
+	CU_ASSERT_EQUAL(fake_get(&F.runs), 0);
+	client_stop(&c);
+}
+
+/* tools/list and tools/call in the modern shape; progress only with a progressToken, never a
+ * log message (even when the request asks for a log level); cancellation as in 2025. */
+static void test_modern_tools(void)
+{
+	static const char *const ov[] = { "max_concurrent_runs", "1", NULL };
+	client c;
+	client_start(&c, ov, 0, 0);
+	json_object *r = call(&c, MODERN("1", "tools/list", META));
+	assert_modern_result(r);
+	CU_ASSERT_EQUAL(pint(r, "result.ttlMs"), MCP_CACHE_TTL_MS);
+	CU_ASSERT_STRING_EQUAL(pstr(r, "result.cacheScope"), "private");
+	json_object *tools = path(r, "result.tools");
+	CU_ASSERT_EQUAL_FATAL(json_object_array_length(tools), 2);
+	CU_ASSERT_STRING_EQUAL(pstr(tools, "0.name"), "run_code");
+	CU_ASSERT_STRING_EQUAL(pstr(tools, "1.name"), "sandbox_status");
+	for (int i = 0; i < 2; i++) {
+		json_object *t = json_object_array_get_idx(tools, (size_t)i);
+		CU_ASSERT_STRING_EQUAL(pstr(t, "inputSchema.$schema"),
+				       "https://json-schema.org/draft/2020-12/schema");
+		CU_ASSERT_STRING_EQUAL(pstr(t, "outputSchema.$schema"),
+				       "https://json-schema.org/draft/2020-12/schema");
+	}
+	/* deterministic: the same bytes every time */
+	cleanup_free char *first = xstrdup(c.last);
+	json_object_put(r);
+	r = call(&c, MODERN("2", "tools/list", META));
+	CU_ASSERT_STRING_EQUAL(strstr(c.last, "\"result\""), strstr(first, "\"result\""));
+	json_object_put(r);
+
+	/* a run: no progressToken, no notification before the response; a log level asked
+	 * for, and still no notifications/message */
+	client_send(&c, MODERN("3", "tools/call",
+			       "\"name\":\"run_code\",\"arguments\":{\"language\":\"python\","
+			       "\"code\":\"print hi\"},\"_meta\":{" ENVELOPE
+			       ",\"io.modelcontextprotocol/logLevel\":\"debug\"}"));
+	r = client_recv(&c, 5000);
+	CU_ASSERT_PTR_NULL(path(r, "method"));
+	CU_ASSERT_EQUAL(pint(r, "id"), 3);
+	assert_modern_result(r);
+	CU_ASSERT_FALSE(pbool(r, "result.isError"));
+	CU_ASSERT_STRING_EQUAL(pstr(r, "result.structuredContent.stdout"), "hi\n");
+	CU_ASSERT_PTR_NOT_NULL(strstr(pstr(r, "result.content.0.text"), "exited with code 0"));
+	json_object_put(r);
+	/* with a progressToken: 1, 2, 3, then the response */
+	client_send(
+		&c,
+		MODERN("4", "tools/call",
+		       "\"name\":\"sandbox_status\",\"_meta\":{\"progressToken\":\"t\"," ENVELOPE
+		       "}"));
+	int step = 0;
+	while ((r = client_recv(&c, 5000)) && path(r, "method")) {
+		CU_ASSERT_STRING_EQUAL(pstr(r, "method"), "notifications/progress");
+		CU_ASSERT_EQUAL(pint(r, "params.progress"), ++step);
+		json_object_put(r);
+	}
+	CU_ASSERT_EQUAL(step, 3);
+	assert_modern_result(r);
+	CU_ASSERT_STRING_EQUAL(pstr(r, "result.structuredContent.selected"), "docker-cli");
+	json_object_put(r);
+	/* bad arguments and an unknown tool */
+	r = call(&c, MRUN("5", "{\"language\":\"cobol\",\"code\":\"x\"}"));
+	assert_modern_result(r);
+	CU_ASSERT_TRUE(pbool(r, "result.isError"));
+	json_object_put(r);
+	r = call(&c, MODERN("6", "tools/call", "\"name\":\"rm\"," META));
+	CU_ASSERT_EQUAL(pint(r, "error.code"), JSONRPC_INVALID_PARAMS);
+	json_object_put(r);
+	/* cancellation: the running call stops, the queued one never runs, no responses */
+	client_send(&c, MRUN("7", "{\"language\":\"python\",\"code\":\"block\"}"));
+	CU_ASSERT_TRUE(fake_wait(&F.running, 1));
+	client_send(&c, MRUN("8", "{\"language\":\"python\",\"code\":\"print 8\"}"));
+	client_send(&c, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":"
+			"{\"requestId\":8," META "}}");
+	client_send(&c, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":"
+			"{\"requestId\":7}}");
+	CU_ASSERT_TRUE(fake_wait(&F.cancels, 1));
+	r = call(&c, MODERN("9", "server/discover", META));
+	CU_ASSERT_EQUAL(pint(r, "id"), 9);
+	json_object_put(r);
+	CU_ASSERT_EQUAL(fake_get(&F.runs), 2);
+	CU_ASSERT_PTR_NULL(client_recv(&c, 200));
+	client_stop(&c);
+}
+
+/* _meta.traceparent reaches brig_run (which records it in the audit line, below) */
+static void test_trace_context(void)
+{
+	client c;
+	client_start(&c, NULL, 0, 0);
+	init_session(&c);
+	static const char tp[] = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
+	json_object *r =
+		call(&c, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":"
+			 "{\"name\":\"run_code\",\"arguments\":{\"language\":\"shell\","
+			 "\"code\":\"print x\"},\"_meta\":{\"traceparent\":"
+			 "\"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01\","
+			 "\"tracestate\":\"k=v\",\"baggage\":\"user=me\"}}}");
+	CU_ASSERT_FALSE(pbool(r, "result.isError"));
+	json_object_put(r);
+	pthread_mutex_lock(&F.lock);
+	CU_ASSERT_STRING_EQUAL(F.traceparent, tp);
+	pthread_mutex_unlock(&F.lock);
+	/* not a string, or absent: none */
+	r = call(&c, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":"
+		     "{\"name\":\"run_code\",\"arguments\":{\"language\":\"shell\","
+		     "\"code\":\"print x\"},\"_meta\":{\"traceparent\":7}}}");
+	json_object_put(r);
+	pthread_mutex_lock(&F.lock);
+	CU_ASSERT_STRING_EQUAL(F.traceparent, "");
+	pthread_mutex_unlock(&F.lock);
+	client_stop(&c);
+}
+
+/* The audit line records a well-formed traceparent's trace id and parent span id, and nothing
+ * of a malformed one. */
+static void test_audit_trace_ids(void)
+{
+	char dir[] = "/tmp/brig-test-audit-XXXXXX";
+	CU_ASSERT_FATAL(mkdtemp(dir) != NULL);
+	cleanup_free char *file = xasprintf("%s/audit.jsonl", dir);
+	audit_log *a = NULL;
+	brig_error *err = NULL;
+	CU_ASSERT_FATAL(audit_open(file, &a, &err) == 0);
+	static const char *const cases[][3] = {
+		/* traceparent, trace_id, parent_span_id (NULL: none recorded) */
+		{ "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
+		  "0af7651916cd43dd8448eb211c80319c", "b7ad6b7169203331" },
+		{ "01-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-00",
+		  "0af7651916cd43dd8448eb211c80319c", "b7ad6b7169203331" },
+		{ NULL, NULL, NULL },
+		{ "", NULL, NULL },
+		{ "00-0AF7651916CD43DD8448EB211C80319C-B7AD6B7169203331-01", NULL, NULL },
+		{ "00-00000000000000000000000000000000-b7ad6b7169203331-01", NULL, NULL },
+		{ "00-0af7651916cd43dd8448eb211c80319c-0000000000000000-01", NULL, NULL },
+		{ "ff-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01", NULL, NULL },
+		{ "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01-", NULL, NULL },
+		{ "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-1", NULL, NULL },
+		{ "00_0af7651916cd43dd8448eb211c80319c_b7ad6b7169203331_01", NULL, NULL },
+		{ "00-0af7651916cd43dd8448eb211c8031\"}-b7ad6b7169203331-01", NULL, NULL },
+		{ "00-0af7651916cd43dd8448eb211c80319c-b7ad6b716920333\n-01", NULL, NULL },
+		{ "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-0g", NULL, NULL },
+	};
+	size_t n = sizeof cases / sizeof cases[0];
+	for (size_t i = 0; i < n; i++) {
+		audit_entry e = { .front_door = "mcp",
+				  .language = BRIG_LANG_SHELL,
+				  .code_sha256 = "0",
+				  .refusal = "test",
+				  .traceparent = cases[i][0] };
+		CU_ASSERT(audit_append(a, &e, &err) == 0);
+	}
+	audit_close(a);
+	FILE *f = fopen(file, "re");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+	char line[4096];
+	for (size_t i = 0; i < n && fgets(line, sizeof line, f); i++) {
+		json_object *o = json_tokener_parse(line);
+		CU_ASSERT_PTR_NOT_NULL_FATAL(o);
+		CU_ASSERT_TRUE(json_object_object_get_ex(o, "trace_id", NULL));
+		CU_ASSERT_TRUE(json_object_object_get_ex(o, "parent_span_id", NULL));
+		json_object *t = path(o, "trace_id"), *p = path(o, "parent_span_id");
+		if (cases[i][1]) {
+			CU_ASSERT_STRING_EQUAL(pstr(o, "trace_id"), cases[i][1]);
+			CU_ASSERT_STRING_EQUAL(pstr(o, "parent_span_id"), cases[i][2]);
+		} else {
+			if (t || p)
+				fprintf(stderr, "\nrecorded from %s\n", cases[i][0]);
+			CU_ASSERT_PTR_NULL(t);
+			CU_ASSERT_PTR_NULL(p);
+		}
+		json_object_put(o);
+	}
+	fclose(f);
+	unlink(file);
+	rmdir(dir);
+}
+
 /* The outputSchema and brig_result_to_json() must describe the same object: every field of a
  * real result is declared with a matching type, and every declared field is there. */
 static void test_schema_matches_result(void)
@@ -1034,6 +1409,11 @@ static CU_TestInfo tests[] = {
 	{ "shutdown on signal", test_shutdown_signal },
 	{ "oversized and partial lines", test_oversized_and_partial },
 	{ "outputSchema matches brig_result_to_json", test_schema_matches_result },
+	{ "_meta.traceparent reaches brig_run", test_trace_context },
+	{ "2026-07-28: server/discover, one era per process", test_modern_discover },
+	{ "2026-07-28: envelope errors, refused probes fix no era", test_modern_envelope_errors },
+	{ "2026-07-28: tools, progress, no log messages, cancel", test_modern_tools },
+	{ "audit: trace ids of a well-formed traceparent only", test_audit_trace_ids },
 	CU_TEST_INFO_NULL,
 };
 
