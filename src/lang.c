@@ -30,7 +30,7 @@ static const lang_info table[BRIG_LANG_COUNT] = {
 		.default_image = "brig/node:bookworm",
 		.argv = (const char *const[]){ "node", "-", NULL },
 		.env = (const char *const[]){ BASE_ENV, NULL },
-		.description = "JavaScript (Node.js)",
+		.description = "Node.js",
 	},
 	[BRIG_LANG_SHELL] = {
 		.lang = BRIG_LANG_SHELL,
@@ -40,7 +40,7 @@ static const lang_info table[BRIG_LANG_COUNT] = {
 		.default_image = "brig/shell:bookworm",
 		.argv = (const char *const[]){ "sh", "-s", NULL },
 		.env = (const char *const[]){ BASE_ENV, NULL },
-		.description = "POSIX shell (BusyBox ash)",
+		.description = "POSIX sh",
 	},
 };
 

@@ -57,26 +57,74 @@ bool utf8_valid(const char *s, size_t len, size_t *bad_at)
 	return true;
 }
 
-char *utf8_sanitize(const char *s, size_t len, size_t *out_len)
+/* Append the visible form of the control character cp: C0 controls as their Control
+ * Pictures (U+2400 + cp), DEL as U+2421, C1 controls as their 7-bit equivalent, ESC (as
+ * U+241B) followed by the character cp - 0x40 (U+009B CSI is ESC '['). */
+static void append_control_picture(strbuf *sb, unsigned cp)
 {
-	const unsigned char *u = (const unsigned char *)(s ? s : "");
+	char pic[4] = { '\xE2', '\x90', 0, 0 };
+	if (cp < 0x20) {
+		pic[2] = (char)(0x80 + cp);
+		sb_append(sb, pic, 3);
+	} else if (cp == 0x7F) {
+		pic[2] = '\xA1';
+		sb_append(sb, pic, 3);
+	} else {
+		pic[2] = (char)(0x80 + 0x1B);
+		pic[3] = (char)(cp - 0x40);
+		sb_append(sb, pic, 4);
+	}
+}
+
+/* The code point of a control character that starts s (a valid sequence of n bytes), or -1:
+ * C0 except LF and TAB, DEL, C1 (U+0080..U+009F). */
+static int control_at(const unsigned char *s, size_t n)
+{
+	if (n == 1 && ((s[0] < 0x20 && s[0] != '\n' && s[0] != '\t') || s[0] == 0x7F))
+		return s[0];
+	if (n == 2 && s[0] == 0xC2 && s[1] < 0xA0)
+		return s[1];
+	return -1;
+}
+
+/* s with invalid bytes as U+FFFD and, when `visible`, control characters as pictures. */
+static char *utf8_clean(const char *s, size_t len, size_t *out_len, bool visible)
+{
+	const unsigned char *u = (const unsigned char *)s;
 	strbuf sb;
 	sb_init(&sb);
 	size_t i = 0, run = 0; /* [run, i) is a valid stretch not yet copied */
 	while (i < len) {
 		size_t n = u[i] < 0x80 ? 1 : utf8_seq_len(u + i, len - i);
-		if (n) {
+		int cp = n && visible ? control_at(u + i, n) : -1;
+		if (n && cp < 0) {
 			i += n;
 			continue;
 		}
-		sb_append(&sb, u + run, i - run);
-		sb_append(&sb, "\xEF\xBF\xBD", 3); /* U+FFFD REPLACEMENT CHARACTER */
-		run = ++i;
+		sb_append(&sb, s + run, i - run);
+		if (n) {
+			append_control_picture(&sb, (unsigned)cp);
+			i += n;
+		} else {
+			sb_append(&sb, "\xEF\xBF\xBD", 3); /* U+FFFD REPLACEMENT CHARACTER */
+			i++;
+		}
+		run = i;
 	}
-	sb_append(&sb, u + run, i - run);
+	sb_append(&sb, s + run, i - run);
 	if (out_len)
 		*out_len = sb.len;
 	return sb_steal(&sb);
+}
+
+char *utf8_sanitize(const char *s, size_t len, size_t *out_len)
+{
+	return utf8_clean(s ? s : "", len, out_len, false);
+}
+
+char *utf8_visible(const char *s, size_t len, size_t *out_len)
+{
+	return utf8_clean(s, len, out_len, true);
 }
 
 /* json-c takes the literals NaN and Infinity even in strict mode: they are not JSON.  (A number

@@ -17,6 +17,14 @@ bool utf8_valid(const char *s, size_t len, size_t *bad_at);
  * (malloc'ed, NUL-terminated; *out_len its length if not NULL). */
 char *utf8_sanitize(const char *s, size_t len, size_t *out_len);
 
+/* Like utf8_sanitize, for program output shown as text (to a model, in a terminal): every control
+ * character but LF and TAB is made visible instead of passed raw, so the result holds no NUL
+ * and no escape sequence.  C0 controls become their Unicode Control Pictures (NUL -> U+2400,
+ * ESC -> U+241B, CR -> U+240D), DEL becomes U+2421, and a C1 control (U+0080..U+009F)
+ * becomes its 7-bit equivalent ESC + (code - 0x40) spelled with the picture (U+009B CSI ->
+ * U+241B '[').  Invalid sequences become U+FFFD as above. */
+char *utf8_visible(const char *s, size_t len, size_t *out_len);
+
 /* Parse exactly one JSON value covering all of text[0..len): json-c's strict mode, valid UTF-8,
  * at most `depth` levels, no NUL byte, nothing after the value, and no NaN or Infinity
  * (json-c accepts both even in strict mode).  0 with *out (NULL for a JSON

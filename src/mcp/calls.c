@@ -181,25 +181,12 @@ static void send_progress(mcp_calls *calls, mcp_call *c, int step, const char *f
 static json_object *do_status(mcp_calls *calls)
 {
 	const mcp_calls_config *cfg = &calls->cfg;
-	char *js = NULL;
-	brig_error *err = NULL;
-	int r = cfg->hooks.status ? cfg->hooks.status(cfg->hooks.data, cfg->ctx, &js, &err)
-				  : brig_status_json(cfg->ctx, &js, &err);
-	if (r < 0) {
-		cleanup_free char *text =
-			xasprintf("The sandbox status could not be determined: %s.",
-				  err && err->message ? err->message : "unknown error");
-		brig_error_free(err);
-		free(js);
-		return mcp_tool_result(text, NULL, true);
-	}
-	brig_error_free(err);
+	json_object *st = cfg->hooks.status ? cfg->hooks.status(cfg->hooks.data, cfg->ctx)
+					    : brig_status_object(cfg->ctx);
 	pthread_mutex_lock(&calls->lock);
 	int running = calls->runs.running, queued = calls->runs.queued;
 	pthread_mutex_unlock(&calls->lock);
-	json_object *res = mcp_status_result(js, cfg->lim, running, queued);
-	free(js);
-	return res;
+	return mcp_status_result(st, cfg->lim, running, queued);
 }
 
 /* Run the call; NULL when it was cancelled (no response). */

@@ -111,130 +111,6 @@ jsonrpc_line_status jsonrpc_lines_next(jsonrpc_lines *l, const char **line, size
 	}
 }
 
-/* ---- UTF-8 ----------------------------------------------------------------------------- */
-
-/* Length of the valid UTF-8 sequence at s (1..4), or 0 if the bytes there are not one. */
-static size_t utf8_seq(const unsigned char *s, size_t avail)
-{
-	unsigned char c = s[0];
-	if (c < 0x80)
-		return 1;
-	size_t n;
-	unsigned char lo = 0x80, hi = 0xBF; /* range of the second byte */
-	if (c >= 0xC2 && c <= 0xDF) {
-		n = 2;
-	} else if (c >= 0xE0 && c <= 0xEF) {
-		n = 3;
-		if (c == 0xE0)
-			lo = 0xA0; /* no overlongs */
-		else if (c == 0xED)
-			hi = 0x9F; /* no UTF-16 surrogates */
-	} else if (c >= 0xF0 && c <= 0xF4) {
-		n = 4;
-		if (c == 0xF0)
-			lo = 0x90; /* no overlongs */
-		else if (c == 0xF4)
-			hi = 0x8F; /* nothing above U+10FFFF */
-	} else {
-		return 0; /* continuation byte, C0/C1 overlong lead, F5..FF */
-	}
-	if (avail < n || s[1] < lo || s[1] > hi)
-		return 0;
-	for (size_t i = 2; i < n; i++)
-		if ((s[i] & 0xC0) != 0x80)
-			return 0;
-	return n;
-}
-
-bool jsonrpc_utf8_valid(const char *s, size_t len, size_t *bad_at)
-{
-	const unsigned char *u = (const unsigned char *)s;
-	size_t i = 0;
-	while (i < len) {
-		if (u[i] < 0x80) {
-			i++;
-			continue;
-		}
-		size_t n = utf8_seq(u + i, len - i);
-		if (!n) {
-			if (bad_at)
-				*bad_at = i;
-			return false;
-		}
-		i += n;
-	}
-	return true;
-}
-
-/* Append the visible form of the control character cp: C0 controls as their Control
- * Pictures (U+2400 + cp), DEL as U+2421, C1 controls as their 7-bit equivalent, ESC (as
- * U+241B) followed by the character cp - 0x40 (U+009B CSI is ESC '['). */
-static void append_control_picture(strbuf *sb, unsigned cp)
-{
-	char pic[4] = { '\xE2', '\x90', 0, 0 };
-	if (cp < 0x20) {
-		pic[2] = (char)(0x80 + cp);
-		sb_append(sb, pic, 3);
-	} else if (cp == 0x7F) {
-		pic[2] = '\xA1';
-		sb_append(sb, pic, 3);
-	} else {
-		pic[2] = (char)(0x80 + 0x1B);
-		pic[3] = (char)(cp - 0x40);
-		sb_append(sb, pic, 4);
-	}
-}
-
-/* The code point of a control character that starts s (a valid sequence of n bytes), or -1:
- * C0 except LF and TAB, DEL, C1 (U+0080..U+009F). */
-static int control_at(const unsigned char *s, size_t n)
-{
-	if (n == 1 && ((s[0] < 0x20 && s[0] != '\n' && s[0] != '\t') || s[0] == 0x7F))
-		return s[0];
-	if (n == 2 && s[0] == 0xC2 && s[1] < 0xA0)
-		return s[1];
-	return -1;
-}
-
-static char *utf8_clean(const char *s, size_t len, size_t *out_len, bool visible)
-{
-	const unsigned char *u = (const unsigned char *)s;
-	strbuf sb;
-	sb_init(&sb);
-	size_t i = 0, run = 0; /* [run, i) is a valid stretch not yet copied */
-	while (i < len) {
-		size_t n = u[i] < 0x80 ? 1 : utf8_seq(u + i, len - i);
-		int cp = n && visible ? control_at(u + i, n) : -1;
-		if (n && cp < 0) {
-			i += n;
-			continue;
-		}
-		sb_append(&sb, s + run, i - run);
-		if (n) {
-			append_control_picture(&sb, (unsigned)cp);
-			i += n;
-		} else {
-			sb_append(&sb, "\xEF\xBF\xBD", 3); /* U+FFFD REPLACEMENT CHARACTER */
-			i++;
-		}
-		run = i;
-	}
-	sb_append(&sb, s + run, i - run);
-	if (out_len)
-		*out_len = sb.len;
-	return sb_steal(&sb);
-}
-
-char *jsonrpc_utf8_sanitize(const char *s, size_t len, size_t *out_len)
-{
-	return utf8_clean(s, len, out_len, false);
-}
-
-char *jsonrpc_utf8_visible(const char *s, size_t len, size_t *out_len)
-{
-	return utf8_clean(s, len, out_len, true);
-}
-
 /* ---- parsing --------------------------------------------------------------------------- */
 
 /* Raw text of the top-level "id" member (the last one, as json-c keeps the last duplicate), and
@@ -330,47 +206,6 @@ static int scan_line(const char *s, size_t len, const char **id_raw, size_t *id_
 	return 0;
 }
 
-/* Parse exactly one JSON value covering all of s[0..len) into *out (NULL for JSON null).
- * Returns 0, or -1 with *why set. */
-static int parse_whole(const char *s, size_t len, json_object **out, const char **why)
-{
-	*out = NULL;
-	if (len > INT32_MAX - 1) {
-		*why = "message too large";
-		return -1;
-	}
-	struct json_tokener *tok = json_tokener_new_ex(JSONRPC_MAX_DEPTH);
-	if (!tok)
-		abort();
-	json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
-	json_object *o = json_tokener_parse_ex(tok, s, (int)len);
-	enum json_tokener_error e = json_tokener_get_error(tok);
-	size_t end = json_tokener_get_parse_end(tok);
-	if (e == json_tokener_continue && end == len) {
-		/* A bare number at the end of the input needs a terminator; a NUL ends input. */
-		o = json_tokener_parse_ex(tok, "", 1);
-		e = json_tokener_get_error(tok);
-		end = len;
-	}
-	int rc = 0;
-	if (e != json_tokener_success) {
-		*why = e == json_tokener_continue ? "unexpected end of input"
-						  : json_tokener_error_desc(e);
-		rc = -1;
-	} else if (end != len) {
-		/* json-c stopped early: an embedded NUL byte */
-		*why = "unexpected data after the JSON value";
-		rc = -1;
-	}
-	if (rc < 0 && o) {
-		json_object_put(o);
-		o = NULL;
-	}
-	json_tokener_free(tok);
-	*out = o;
-	return rc;
-}
-
 static bool is_integral(json_object *v)
 {
 	if (json_object_is_type(v, json_type_int))
@@ -427,7 +262,7 @@ int jsonrpc_parse(const char *line, size_t len, jsonrpc_msg *msg)
 {
 	memset(msg, 0, sizeof *msg);
 	size_t bad = 0;
-	if (!jsonrpc_utf8_valid(line, len, &bad))
+	if (!utf8_valid(line, len, &bad))
 		return msg_invalid(msg, JSONRPC_PARSE_ERROR,
 				   "Parse error: invalid UTF-8 at byte %zu", bad);
 	const char *id_raw;
@@ -437,7 +272,8 @@ int jsonrpc_parse(const char *line, size_t len, jsonrpc_msg *msg)
 				   "Parse error: unexpected character at byte %zu", bad);
 	const char *why = NULL;
 	json_object *root = NULL;
-	if (parse_whole(line, len, &root, &why) < 0)
+	size_t where = 0;
+	if (json_parse_strict(line, len, JSONRPC_MAX_DEPTH, &root, &why, &where) < 0)
 		return msg_invalid(msg, JSONRPC_PARSE_ERROR, "Parse error: %s", why);
 	msg->root = root;
 

@@ -18,6 +18,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "text.h"
 #include "util.h"
 
 /* Standard JSON-RPC 2.0 error codes. */
@@ -102,19 +103,7 @@ typedef struct jsonrpc_msg {
 int jsonrpc_parse(const char *line, size_t len, jsonrpc_msg *msg);
 void jsonrpc_msg_clear(jsonrpc_msg *msg);
 
-/* Strict UTF-8 (RFC 3629: no overlongs, no surrogates, nothing above U+10FFFF).  Returns true
- * when valid, else false and the offset of the first bad byte in *bad_at (if not NULL). */
-bool jsonrpc_utf8_valid(const char *s, size_t len, size_t *bad_at);
-/* A copy of s with every invalid UTF-8 sequence replaced by U+FFFD (for program output that
- * must travel as a JSON string).  NUL bytes are kept; *out_len receives the length. */
-char *jsonrpc_utf8_sanitize(const char *s, size_t len, size_t *out_len);
-/* The same, for program output shown as text (to a model, in a terminal): every control
- * character but LF and TAB is made visible instead of passed raw, so the result holds no NUL
- * and no escape sequence.  C0 controls become their Unicode Control Pictures (NUL -> U+2400,
- * ESC -> U+241B, CR -> U+240D), DEL becomes U+2421, and a C1 control (U+0080..U+009F)
- * becomes its 7-bit equivalent ESC + (code - 0x40) spelled with the picture (U+009B CSI ->
- * U+241B '[').  Invalid sequences become U+FFFD as above. */
-char *jsonrpc_utf8_visible(const char *s, size_t len, size_t *out_len);
+/* UTF-8 checks and the visible form of output: src/text.h. */
 
 /* A stable key for an id, to match notifications/cancelled against requests in flight:
  * "s:" + the string for strings, "i:" + the decimal value for integers; NULL for other types.

@@ -88,8 +88,9 @@ static json_object *progress_token(json_object *params)
 	if (json_object_is_type(t, json_type_string))
 		return json_object_new_string_len(json_object_get_string(t),
 						  json_object_get_string_len(t));
-	if (json_object_is_type(t, json_type_int))
-		return json_tokener_parse(json_object_to_json_string(t));
+	json_object *copy = NULL;
+	if (json_object_is_type(t, json_type_int) && json_object_deep_copy(t, &copy, NULL) == 0)
+		return copy;
 	return NULL;
 }
 

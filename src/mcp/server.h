@@ -25,7 +25,7 @@ extern const char *const mcp_protocol_versions[];
 typedef struct mcp_hooks {
 	int (*run)(void *data, brig_ctx *ctx, const brig_request *req, const brig_run_options *opts,
 		   brig_result *res, brig_error **err);
-	int (*status)(void *data, brig_ctx *ctx, char **out, brig_error **err);
+	struct json_object *(*status)(void *data, brig_ctx *ctx); /* a tree (never NULL) */
 	void *data;
 } mcp_hooks;
 

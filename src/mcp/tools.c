@@ -15,6 +15,7 @@
 
 #include "mcp/jsonrpc.h"
 #include "mcp/server.h"
+#include "lang.h"
 #include "mcp/tools.h"
 
 static const char *const tool_names[] = { "run_code", "sandbox_status" };
@@ -45,15 +46,55 @@ static json_object *parse_static(const char *text)
 
 #define NULLABLE_STRING "{'type':['string','null']}"
 
+/* The languages of brig's one language table (src/lang.c), for the schemas: the `enum` of
+ * properties.language, and its description. */
+static void set_languages(json_object *schema)
+{
+	json_object *props = NULL, *lang = NULL;
+	if (!json_object_object_get_ex(schema, "properties", &props) ||
+	    !json_object_object_get_ex(props, "language", &lang))
+		abort(); /* a schema without it is a bug the unit tests catch at once */
+	json_object *e = json_object_new_array();
+	strbuf d;
+	sb_init(&d);
+	for (int l = 0; l < BRIG_LANG_COUNT; l++) {
+		const lang_info *li = lang_get((brig_language)l);
+		json_object_array_add(e, json_object_new_string(li->name));
+		sb_printf(&d, "%s%s (%s)",
+			  l == 0                     ? ""
+			  : l + 1 == BRIG_LANG_COUNT ? " or "
+						     : ", ",
+			  li->name, li->description);
+	}
+	json_object_object_add(lang, "enum", e);
+	json_object_object_add(lang, "description", json_object_new_string(d.data));
+	sb_free(&d);
+}
+
+/* "use "python", "node" or "shell"", for messages to the model. */
+static char *lang_hint(void)
+{
+	strbuf sb;
+	sb_init(&sb);
+	sb_puts(&sb, "use ");
+	for (int l = 0; l < BRIG_LANG_COUNT; l++)
+		sb_printf(&sb, "%s\"%s\"",
+			  l == 0                     ? ""
+			  : l + 1 == BRIG_LANG_COUNT ? " or "
+						     : ", ",
+			  lang_get((brig_language)l)->name);
+	return sb_steal(&sb);
+}
+
 /* The result object of brig_result_to_json (src/result.c); tests/unit/test_mcp.c checks a
  * real result against it field by field, both ways.  No additionalProperties:false, so that a
  * field appended to the result later does not break clients that validate. */
 json_object *mcp_run_code_output_schema(void)
 {
-	return parse_static(
+	json_object *o = parse_static(
 		"{'type':'object',"
 		" 'properties':{"
-		"  'language':{'type':'string','enum':['python','node','shell']},"
+		"  'language':{'type':'string'},"
 		"  'image':{'type':['string','null'],'description':'Image the code ran in'},"
 		"  'backend':{'type':['string','null'],"
 		"   'description':'brig backend: docker-cli, docker-api or gvisor'},"
@@ -84,6 +125,8 @@ json_object *mcp_run_code_output_schema(void)
 		" 'required':['language','image','backend','runtime','exit_code','verdict',"
 		"             'stdout','stderr','timed_out','output_truncated','oom_killed',"
 		"             'duration_ms','error','notice','container','code_sha256','pooled']}");
+	set_languages(o);
+	return o;
 }
 
 static json_object *status_output_schema(void)
@@ -119,7 +162,7 @@ static json_object *status_output_schema(void)
 		"   'The warm pool: containers started ahead, each used for one run only',"
 		"   'properties':{'warm_pool':{'type':'integer'},"
 		"    'memory_budget_mb':{'type':'integer'},"
-		"    'state':{'type':'string','enum':['off','starting','on','disabled']},"
+		"    'state':{'type':'string','enum':['off','starting','on','waiting','disabled']},"
 		"    'languages':{'type':'object'}}}"
 		" },"
 		" 'required':['backends','selected','selection_error','images','limits','load']}");
@@ -165,8 +208,7 @@ static json_object *run_code_tool(const brig_policy_limits *lim)
 	cleanup_free char *in = xasprintf(
 		"{'type':'object',"
 		" 'properties':{"
-		"  'language':{'type':'string','enum':['python','node','shell'],"
-		"   'description':'python (Python 3), node (Node.js) or shell (POSIX sh)'},"
+		"  'language':{'type':'string'},"
 		"  'code':{'type':'string','maxLength':%ld,"
 		"   'description':'The complete program source, at most %ld bytes of UTF-8'},"
 		"  'timeout_seconds':{'type':'integer','minimum':1,'maximum':%d,'default':%d,"
@@ -176,7 +218,9 @@ static json_object *run_code_tool(const brig_policy_limits *lim)
 		" 'additionalProperties':false}",
 		lim->max_input_bytes, lim->max_input_bytes, lim->max_timeout_seconds,
 		lim->timeout_seconds, lim->timeout_seconds, lim->max_timeout_seconds);
-	json_object_object_add(t, "inputSchema", parse_static(in));
+	json_object *in_schema = parse_static(in);
+	set_languages(in_schema);
+	json_object_object_add(t, "inputSchema", in_schema);
 	json_object_object_add(t, "outputSchema", mcp_run_code_output_schema());
 	/* Not read-only (it runs a program), not destructive (nothing outside the throwaway
 	 * container changes), not idempotent (programs may be random or time-dependent), open
@@ -228,8 +272,6 @@ char *mcp_instructions(const brig_policy_limits *lim)
 
 /* ---- arguments ------------------------------------------------------------------------- */
 
-#define LANG_HINT "use \"python\", \"node\" or \"shell\""
-
 char *mcp_run_code_args(json_object *args, brig_request *req, char **code)
 {
 	memset(req, 0, sizeof *req);
@@ -246,14 +288,15 @@ char *mcp_run_code_args(json_object *args, brig_request *req, char **code)
 				key);
 	}
 	json_object *v = NULL;
+	cleanup_free char *hint = lang_hint();
 	if (!json_object_object_get_ex(args, "language", &v) || !v)
-		return xstrdup("Missing argument \"language\": " LANG_HINT ".");
+		return xasprintf("Missing argument \"language\": %s.", hint);
 	if (!json_object_is_type(v, json_type_string))
-		return xstrdup("Argument \"language\" must be a string: " LANG_HINT ".");
+		return xasprintf("Argument \"language\" must be a string: %s.", hint);
 	int lang = brig_language_parse(json_object_get_string(v));
 	if (lang < 0)
-		return xasprintf("Unsupported language \"%.64s\": " LANG_HINT ".",
-				 json_object_get_string(v));
+		return xasprintf("Unsupported language \"%.64s\": %s.", json_object_get_string(v),
+				 hint);
 
 	if (!json_object_object_get_ex(args, "code", &v) || !v)
 		return xstrdup("Missing argument \"code\": the program source, as a string.");
@@ -317,7 +360,7 @@ static void append_stream(strbuf *sb, const char *name, const char *data, size_t
 	 * vanish from the text while structuredContent still has it) and an escape sequence must
 	 * not reach a terminal that shows it, so control characters are made visible. */
 	size_t n = 0;
-	cleanup_free char *clean = jsonrpc_utf8_visible(data, len, &n);
+	cleanup_free char *clean = utf8_visible(data, len, &n);
 	sb_append(sb, clean, n);
 	if (clean[n - 1] != '\n')
 		sb_puts(sb, "\n");
@@ -373,13 +416,8 @@ static char *run_text(const brig_result *r, const brig_policy_limits *lim, int t
 json_object *mcp_run_result(const brig_result *res, const brig_policy_limits *lim, int timeout)
 {
 	cleanup_free char *text = run_text(res, lim, timeout);
-	cleanup_free char *js = brig_result_to_json(res, false);
-	json_object *structured = js ? json_tokener_parse(js) : NULL;
-	if (structured && !json_object_is_type(structured, json_type_object)) {
-		json_object_put(structured);
-		structured = NULL;
-	}
-	return mcp_tool_result(text, structured, res->verdict != BRIG_VERDICT_SUCCESS);
+	return mcp_tool_result(text, brig_result_to_object(res),
+			       res->verdict != BRIG_VERDICT_SUCCESS);
 }
 
 json_object *mcp_run_failure(const brig_error *err, const brig_policy_limits *lim)
@@ -397,10 +435,18 @@ json_object *mcp_run_failure(const brig_error *err, const brig_policy_limits *li
 		text = xasprintf("Invalid request, nothing ran: %s.", msg);
 		break;
 	case BRIG_E_UNAVAILABLE:
-		text = xasprintf("The sandbox is not available on this host, nothing ran: %s. "
-				 "This needs the operator; retrying will not help "
-				 "(sandbox_status has details).",
-				 msg);
+		text = err && err->transient
+			       ? xasprintf(
+					 "The sandbox is not available right now, nothing ran: %s. "
+					 "This can pass by itself (the container engine may be "
+					 "starting): retrying in a few seconds may help "
+					 "(sandbox_status has details).",
+					 msg)
+			       : xasprintf(
+					 "The sandbox is not available on this host, nothing ran: "
+					 "%s. This needs the operator; retrying will not help "
+					 "(sandbox_status has details).",
+					 msg);
 		break;
 	case BRIG_E_AUDIT:
 		text = xasprintf(
@@ -507,10 +553,9 @@ static json_object *limits_json(const brig_policy_limits *lim)
 	return o;
 }
 
-json_object *mcp_status_result(const char *status_json, const brig_policy_limits *lim, int running,
+json_object *mcp_status_result(json_object *st, const brig_policy_limits *lim, int running,
 			       int queued)
 {
-	json_object *st = status_json ? json_tokener_parse(status_json) : NULL;
 	if (!st || !json_object_is_type(st, json_type_object)) {
 		json_object_put(st);
 		return mcp_tool_result("The sandbox status could not be read (the library returned "

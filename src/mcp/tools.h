@@ -32,7 +32,7 @@ json_object *mcp_run_result(const brig_result *res, const brig_policy_limits *li
 /* brig_run refused or failed before running (negative status): isError with the reason. */
 json_object *mcp_run_failure(const brig_error *err, const brig_policy_limits *lim);
 /* sandbox_status: brig_status_json's object plus the limits in force and the server's load. */
-json_object *mcp_status_result(const char *status_json, const brig_policy_limits *lim, int running,
+json_object *mcp_status_result(json_object *status, const brig_policy_limits *lim, int running,
 			       int queued);
 
 /* The initialize result's instructions for the model. */

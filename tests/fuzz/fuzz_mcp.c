@@ -53,20 +53,19 @@ static int canned_run(void *data, brig_ctx *ctx, const brig_request *req, const 
 	return 0;
 }
 
-static int canned_status(void *data, brig_ctx *ctx, char **out, brig_error **err)
+static json_object *canned_status(void *data, brig_ctx *ctx)
 {
 	(void)data;
 	(void)ctx;
-	(void)err;
-	*out = xstrdup("{\"backends\":[{\"name\":\"docker-cli\",\"description\":\"d\","
-		       "\"isolation\":\"container\",\"available\":true,\"reason\":null,"
-		       "\"version\":\"27.0\",\"runtime\":\"runc\",\"path\":\"/x\"}],"
-		       "\"refused_plugins\":[],\"backend_dir\":\"/x\",\"policy_backend\":\"auto\","
-		       "\"isolation_minimum\":\"container\",\"selected\":\"docker-cli\","
-		       "\"isolation\":\"container\",\"runtime\":\"runc\",\"selection_error\":null,"
-		       "\"images\":[{\"language\":\"python\",\"image\":\"brig/python:bookworm\","
-		       "\"present\":true}]}");
-	return 0;
+	return json_tokener_parse(
+		"{\"backends\":[{\"name\":\"docker-cli\",\"description\":\"d\","
+		"\"isolation\":\"container\",\"available\":true,\"reason\":null,"
+		"\"version\":\"27.0\",\"runtime\":\"runc\",\"path\":\"/x\"}],"
+		"\"refused_plugins\":[],\"backend_dir\":\"/x\",\"policy_backend\":\"auto\","
+		"\"isolation_minimum\":\"container\",\"selected\":\"docker-cli\","
+		"\"isolation\":\"container\",\"runtime\":\"runc\",\"selection_error\":null,"
+		"\"images\":[{\"language\":\"python\",\"image\":\"brig/python:bookworm\","
+		"\"present\":true}]}");
 }
 
 static const mcp_hooks canned_hooks = { .run = canned_run, .status = canned_status };

@@ -213,9 +213,9 @@ static void test_parse_utf8(void)
 	       "OK:request:h\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80:1");
 
 	size_t at = 99;
-	CU_ASSERT_FALSE(jsonrpc_utf8_valid("ab\xc3", 3, &at));
+	CU_ASSERT_FALSE(utf8_valid("ab\xc3", 3, &at));
 	CU_ASSERT_EQUAL(at, 2);
-	CU_ASSERT_TRUE(jsonrpc_utf8_valid("", 0, NULL));
+	CU_ASSERT_TRUE(utf8_valid("", 0, NULL));
 }
 
 static void test_parse_invalid_request(void)
@@ -330,18 +330,18 @@ static void test_id_key(void)
 static void test_sanitize(void)
 {
 	size_t n = 0;
-	cleanup_free char *a = jsonrpc_utf8_sanitize("ok\xc3\xa9", 4, &n);
+	cleanup_free char *a = utf8_sanitize("ok\xc3\xa9", 4, &n);
 	CU_ASSERT_EQUAL(n, 4);
 	CU_ASSERT_STRING_EQUAL(a, "ok\xc3\xa9");
-	cleanup_free char *b = jsonrpc_utf8_sanitize("a\xff"
-						     "b\xed\xa0\x80"
-						     "c\xe2\x82",
-						     9, &n);
+	cleanup_free char *b = utf8_sanitize("a\xff"
+					     "b\xed\xa0\x80"
+					     "c\xe2\x82",
+					     9, &n);
 	CU_ASSERT_STRING_EQUAL(b, "a\xef\xbf\xbd"
 				  "b\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"
 				  "c\xef\xbf\xbd\xef\xbf\xbd");
-	CU_ASSERT_TRUE(jsonrpc_utf8_valid(b, n, NULL));
-	cleanup_free char *c = jsonrpc_utf8_sanitize("x\0y", 3, &n);
+	CU_ASSERT_TRUE(utf8_valid(b, n, NULL));
+	cleanup_free char *c = utf8_sanitize("x\0y", 3, &n);
 	CU_ASSERT_EQUAL(n, 3);
 	CU_ASSERT_EQUAL(memcmp(c, "x\0y", 3), 0);
 }
@@ -355,7 +355,7 @@ static void test_visible(void)
 				 "2Jf\xff"
 				 "g\xc3\xa9\x01";
 	size_t n = 0;
-	cleanup_free char *v = jsonrpc_utf8_visible(in, sizeof in - 1, &n);
+	cleanup_free char *v = utf8_visible(in, sizeof in - 1, &n);
 	static const char want[] = "a\xe2\x90\x80"          /* NUL -> U+2400 */
 				   "b\xe2\x90\x9b[31mc"     /* ESC -> U+241B */
 				   "\xe2\x90\x8d\n\td"      /* CR -> U+240D; LF, TAB kept */
@@ -366,9 +366,9 @@ static void test_visible(void)
 	CU_ASSERT_EQUAL(n, sizeof want - 1);
 	CU_ASSERT_EQUAL(strlen(v), n); /* no NUL left inside */
 	CU_ASSERT_EQUAL(memcmp(v, want, sizeof want - 1), 0);
-	CU_ASSERT_TRUE(jsonrpc_utf8_valid(v, n, NULL));
+	CU_ASSERT_TRUE(utf8_valid(v, n, NULL));
 	/* the sanitizer used for structuredContent keeps them raw */
-	cleanup_free char *raw = jsonrpc_utf8_sanitize(in, sizeof in - 1, &n);
+	cleanup_free char *raw = utf8_sanitize(in, sizeof in - 1, &n);
 	CU_ASSERT_EQUAL(memcmp(raw, "a\0b\x1b[31m", 8), 0);
 }
 

@@ -265,15 +265,14 @@ static int fake_run(void *data, brig_ctx *ctx, const brig_request *req, const br
 	return rc;
 }
 
-static int fake_status(void *data, brig_ctx *ctx, char **out, brig_error **err)
+static json_object *fake_status(void *data, brig_ctx *ctx)
 {
 	(void)data;
 	(void)ctx;
-	(void)err;
 	pthread_mutex_lock(&F.lock);
 	F.statuses++;
 	pthread_mutex_unlock(&F.lock);
-	*out = xstrdup(
+	return json_tokener_parse(
 		"{\"backends\":[{\"name\":\"docker-cli\",\"description\":\"d\",\"isolation\":"
 		"\"container\","
 		"\"available\":true,\"reason\":null,\"version\":\"27.0\",\"runtime\":\"runc\","
@@ -290,7 +289,6 @@ static int fake_status(void *data, brig_ctx *ctx, char **out, brig_error **err)
 		"python:bookworm\",\"present\":true},"
 		"{\"language\":\"node\",\"image\":\"brig/node:bookworm\",\"present\":false},"
 		"{\"language\":\"shell\",\"image\":\"brig/shell:bookworm\",\"present\":null}]}");
-	return 0;
 }
 
 static const mcp_hooks fake_hooks = { .run = fake_run, .status = fake_status };
@@ -763,7 +761,7 @@ static void test_run_results(void)
 	sc = path(r, "result.structuredContent");
 	CU_ASSERT_PTR_NULL(validate(schema, sc, "structuredContent"));
 	const char *out = pstr(sc, "stdout");
-	CU_ASSERT_TRUE(jsonrpc_utf8_valid(out, strlen(out), NULL));
+	CU_ASSERT_TRUE(utf8_valid(out, strlen(out), NULL));
 	json_object_put(r);
 
 	/* NUL, ESC and invalid UTF-8 in stdout and stderr: the text carries all of it, visibly */
