@@ -108,6 +108,7 @@ typedef struct brig_outcome {
 #define BRIG_FEATURE_CANCEL          (1u << 1) /* run() watches cancel_fd */
 #define BRIG_FEATURE_MOUNTS          (1u << 2) /* spec->mounts (bind and volume) */
 #define BRIG_FEATURE_NETWORKS        (1u << 3) /* spec->network other than none and bridge */
+#define BRIG_FEATURE_MASKED_PATHS    (1u << 4) /* spec->masked_paths */
 
 typedef struct brig_backend {
 	uint32_t abi_major;

@@ -62,9 +62,9 @@ typedef struct brig_spec {
 	char *workdir;  /* "/tmp" */
 	char *user;     /* "65534:65534" */
 	char *hostname; /* neutral name inside the box */
-	/* When non-NULL, the wrapper prints this line on stderr exactly when the program itself
-	 * exited 2: under gVisor an exit 2 without it is the sandbox's kernel crashing.  The host
-	 * takes the line out of the output (spec_finish_outcome). */
+	/* When non-NULL, brig-init (the box's PID 1, argv[0]) prints this line on stderr exactly
+	 * when the program itself exited 2: under gVisor an exit 2 without it is the sandbox's
+	 * kernel crashing.  The host takes the line out of the output (spec_finish_outcome). */
 	char *exit_marker;
 
 	/* ---- network ---- */
@@ -78,6 +78,12 @@ typedef struct brig_spec {
 	char *tmpfs_options; /* "rw,noexec,nosuid,nodev,size=64m" */
 	int64_t shm_bytes;   /* size of /dev/shm (writable even with a read-only root) */
 	brig_mount **mounts; /* NULL-terminated, or NULL: none */
+	/* Paths the box must see empty (files read as /dev/null, directories as an empty
+	 * read-only tmpfs): the engine's own defaults and what else would show the host (its
+	 * kernel command line, host-wide counters); NULL-terminated, or NULL: the engine's
+	 * defaults.  The engine's MaskedPaths: the list replaces the engine's, so it repeats it. */
+	char **masked_paths;
+	bool cgroupns_private; /* the box sees its own cgroup as / (no host container ids) */
 
 	/* ---- limits, as the engine gets them ---- */
 	int64_t memory_bytes;
@@ -87,6 +93,7 @@ typedef struct brig_spec {
 	int64_t pids_guest;        /* the process budget the policy promises to the program */
 	int64_t nofile;            /* RLIMIT_NOFILE soft = hard */
 	int64_t nproc;             /* RLIMIT_NPROC soft = hard, 0: not set (see policy/spec.c) */
+	int64_t core;              /* RLIMIT_CORE soft = hard: 0, no core dumps */
 
 	/* ---- privileges ---- */
 	bool cap_drop_all;
@@ -96,7 +103,9 @@ typedef struct brig_spec {
 	char *log_driver;      /* "none": output only through the attach stream */
 
 	/* ---- this run ---- */
-	const char *stdin_data; /* the code (borrowed from the request) */
+	/* The box's stdin, as the backend must stream it: brig-init's header line ("BRIG-DEADLINE
+	 * <ms>": the box's own deadline), then the code.  Owned by the host. */
+	const char *stdin_data;
 	size_t stdin_len;
 	int64_t timeout_ms;      /* wall time, from the container start (or the hand-over) */
 	size_t max_output_bytes; /* stdout + stderr combined the backend keeps; more kills the run

@@ -78,6 +78,10 @@ char **cli_render_argv(const brig_spec *spec, const char *docker, const char *se
 		add(&b, xstrdup("--read-only"));
 	add2(&b, "--tmpfs", xasprintf("%s:%s", spec->tmpfs_path, spec->tmpfs_options));
 	add2(&b, "--shm-size", mem_arg(spec->shm_bytes));
+	if (spec->cgroupns_private)
+		add2(&b, "--cgroupns", xstrdup("private"));
+	/* masked paths: the docker CLI has no way to set them (the host refuses this backend for
+	 * a spec that has them: BRIG_FEATURE_MASKED_PATHS) */
 	for (brig_mount **m = spec->mounts; m && *m; m++)
 		add2(&b, "--mount", mount_arg(*m));
 	add2(&b, "--memory", mem_arg(spec->memory_bytes));
@@ -88,6 +92,7 @@ char **cli_render_argv(const brig_spec *spec, const char *docker, const char *se
 	if (spec->nproc > 0)
 		add2(&b, "--ulimit",
 		     xasprintf("nproc=%" PRId64 ":%" PRId64, spec->nproc, spec->nproc));
+	add2(&b, "--ulimit", xasprintf("core=%" PRId64 ":%" PRId64, spec->core, spec->core));
 	if (spec->cap_drop_all)
 		add2(&b, "--cap-drop", xstrdup("ALL"));
 	if (spec->no_new_privileges)

@@ -17,7 +17,9 @@
 #define DOCK_API_MIN_MINOR        40 /* oldest engine API brig accepts: 1.40 */
 
 /* What the libdock plugins honour of a spec (brig-backend.h). */
-#define DOCK_FEATURES (BRIG_FEATURE_SECCOMP_PROFILE | BRIG_FEATURE_CANCEL | BRIG_FEATURE_MOUNTS)
+#define DOCK_FEATURES                                                               \
+	(BRIG_FEATURE_SECCOMP_PROFILE | BRIG_FEATURE_CANCEL | BRIG_FEATURE_MOUNTS | \
+	 BRIG_FEATURE_MASKED_PATHS)
 
 /* Once per plugin, from its entry point: remember the host, initialise libcurl. */
 void dock_init(const brig_host_services *host);

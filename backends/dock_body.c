@@ -88,6 +88,11 @@ static void resource_limits(const brig_spec *s, json_object *hc)
 		add_int(ul, "Hard", s->nproc);
 		json_object_array_add(uls, ul);
 	}
+	ul = json_object_new_object();
+	add_str(ul, "Name", "core");
+	add_int(ul, "Soft", s->core);
+	add_int(ul, "Hard", s->core);
+	json_object_array_add(uls, ul);
 	json_object_object_add(hc, "Ulimits", uls);
 }
 
@@ -129,6 +134,10 @@ static json_object *host_config(const brig_spec *s, bool full_seccomp)
 	}
 	if (s->mounts && s->mounts[0])
 		json_object_object_add(hc, "Mounts", mounts_array(s));
+	if (s->masked_paths)
+		json_object_object_add(hc, "MaskedPaths", str_array(s->masked_paths));
+	if (s->cgroupns_private)
+		add_str(hc, "CgroupnsMode", "private");
 	resource_limits(s, hc);
 	json_object *caps = json_object_new_array();
 	if (s->cap_drop_all)
@@ -205,7 +214,8 @@ int dock_explain(const char *backend, const brig_spec *s, char **out, brig_error
 		"POST /v%s/containers/%s/attach?stream=1&stdin=1&stdout=1&stderr=1\n"
 		"    Connection: Upgrade, Upgrade: tcp (before start, so no output is lost)\n"
 		"POST /v%s/containers/%s/start\n"
-		"    then %zu bytes of code on the attach stream and a half-close (stdin EOF);\n"
+		"    then %zu bytes on the attach stream (brig-init's header line, then the\n"
+		"    code) and a half-close (stdin EOF);\n"
 		"    stdout/stderr demultiplexed, at most %zu bytes kept (combined)\n"
 		"POST /v%s/containers/%s/kill\n"
 		"    only at the deadline (%lld ms after start), on output overflow or on cancel\n"

@@ -105,7 +105,8 @@ static int cli_explain(const brig_spec *spec, char **out, brig_error **err)
 		sb_printf(&sb, " %s", q);
 	}
 	sb_printf(&sb,
-		  " < CODE\n# CODE: the program (%zu bytes) on stdin; wall time %" PRId64
+		  " < CODE\n# CODE: %zu bytes on stdin (brig-init's header line, then the "
+		  "program); wall time %" PRId64
 		  " ms from the start, output capped at %zu bytes (stdout+stderr), then "
 		  "`docker rm -f %s`\n",
 		  spec->stdin_len, spec->timeout_ms, spec->max_output_bytes, spec->name);

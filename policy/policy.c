@@ -269,6 +269,8 @@ static bool parse_id(const char *s, size_t n, unsigned long long *out, bool *ran
  * control, and root is refused outright. */
 static int check_user(const char *v, char *why, size_t n)
 {
+	if (strcmp(v, "auto") == 0)
+		return 0; /* a uid of its own for every box, from uid_range */
 	cleanup_free char *q = policy_quoted(v);
 	const char *colon = strchr(v, ':');
 	unsigned long long id[2];
@@ -302,6 +304,36 @@ static int check_backend(const char *v, char *why, size_t n)
 	snprintf(why, n,
 		 "%s is not a backend name (\"auto\", or 1 to 32 of a-z 0-9 -, e.g. docker-cli)",
 		 q);
+	return -1;
+}
+
+int policy_uid_range(const char *v, unsigned long long *first, unsigned long long *count)
+{
+	const char *dash = strchr(v, '-');
+	unsigned long long a, b;
+	bool range;
+	if (!dash || !parse_id(v, (size_t)(dash - v), &a, &range) ||
+	    !parse_id(dash + 1, strlen(dash + 1), &b, &range) || b < a ||
+	    b - a + 1 > POLICY_UID_RANGE_MAX || a < POLICY_UID_RANGE_MIN)
+		return -1;
+	*first = a;
+	*count = b - a + 1;
+	return 0;
+}
+
+/* "FIRST-LAST": the uids brig gives boxes one each (user "auto"), away from the host's own users
+ * and the subordinate ranges of rootless containers. */
+static int check_uid_range(const char *v, char *why, size_t n)
+{
+	unsigned long long first, count;
+	if (policy_uid_range(v, &first, &count) == 0)
+		return 0;
+	cleanup_free char *q = policy_quoted(v);
+	snprintf(why, n,
+		 "%s is not a uid range \"FIRST-LAST\" with FIRST >= %llu and at most %llu uids "
+		 "(e.g. %s)",
+		 q, (unsigned long long)POLICY_UID_RANGE_MIN,
+		 (unsigned long long)POLICY_UID_RANGE_MAX, POLICY_UID_RANGE_DEFAULT);
 	return -1;
 }
 
@@ -527,6 +559,8 @@ static const struct policy_key keys[] = {
 	/* the engine's bound on gVisor's own host threads, not the program's budget (pids_limit,
 	 * RLIMIT_NPROC inside gVisor): 0 is "translated", so up and down say nothing here */
 	KEY_INT_NEVER("gvisor_pids_limit", gvisor_pids_limit, 0, POLICY_GVISOR_PIDS_MAX),
+	KEY("mask_host_details", KEY_BOOL, mask_host_details, LOOSE_DOWN, NULL),
+	KEY("uid_range", KEY_STRING, uid_range, LOOSE_NEVER, check_uid_range),
 };
 #define N_KEYS (sizeof keys / sizeof keys[0])
 
@@ -707,7 +741,7 @@ brig_policy *brig_policy_new_default(void)
 	p->max_input_bytes = 65536;
 	p->max_output_bytes = 131072;
 	p->network = false;
-	p->user = xstrdup("65534:65534");
+	p->user = xstrdup("auto");
 	for (int i = 0; i < BRIG_LANG_COUNT; i++)
 		p->images[i] = xstrdup(lang_get((brig_language)i)->default_image);
 	p->require_digest = false;
@@ -719,6 +753,8 @@ brig_policy *brig_policy_new_default(void)
 	p->memory_budget_mb = 2048;
 	p->gvisor_runtime = xstrdup("runsc-seccomp");
 	p->gvisor_pids_limit = 0;
+	p->mask_host_details = true;
+	p->uid_range = xstrdup(POLICY_UID_RANGE_DEFAULT);
 	return p;
 }
 
@@ -741,6 +777,7 @@ brig_policy *brig_policy_copy(const brig_policy *p)
 	c->seccomp_deny = p->seccomp_deny ? strv_copy(p->seccomp_deny) : NULL;
 	c->audit_log = dup_or_null(p->audit_log);
 	c->gvisor_runtime = dup_or_null(p->gvisor_runtime);
+	c->uid_range = dup_or_null(p->uid_range);
 	return c;
 }
 
@@ -756,6 +793,7 @@ void brig_policy_free(brig_policy *p)
 	strv_free(p->seccomp_deny);
 	free(p->audit_log);
 	free(p->gvisor_runtime);
+	free(p->uid_range);
 	free(p);
 }
 

@@ -35,6 +35,11 @@
 #define POLICY_WARM_POOL_MAX    16
 #define POLICY_BUDGET_MB_MAX    (1024 * 1024)
 #define POLICY_GVISOR_PIDS_MAX  32768
+/* user "auto": every box a uid of its own from uid_range (per-user kernel budgets such as
+ * inotify instances and POSIX message queues are then the box's alone) */
+#define POLICY_UID_RANGE_DEFAULT "2000000000-2000001023" /* named in the images: build-images */
+#define POLICY_UID_RANGE_MIN     100000
+#define POLICY_UID_RANGE_MAX     65536
 
 struct brig_policy {
 	int timeout_seconds;           /* default wall time per run (5) */
@@ -64,10 +69,15 @@ struct brig_policy {
 	char *gvisor_runtime;    /* the OCI runtime gVisor boxes run with ("runsc-seccomp") */
 	int gvisor_pids_limit;   /* the engine's pids limit under gVisor, 0: translated from
 				  * pids_limit (policy/spec.c) */
+	bool mask_host_details;  /* mask what would show the host in the box (true) */
+	char *uid_range;         /* "FIRST-LAST": the uids of user "auto" */
 };
 
 /* Validate every field (used after load and after overrides); `origin` names the source. */
 int policy_validate(const brig_policy *p, const char *origin, brig_error **err);
+
+/* Parse "FIRST-LAST" (validated already): 0, or -1. */
+int policy_uid_range(const char *v, unsigned long long *first, unsigned long long *count);
 
 /* `s` double-quoted, escaped and bounded, for messages (malloc'ed). */
 char *policy_quoted(const char *s);

@@ -53,13 +53,14 @@ int spec_random_name(char *buf, size_t len)
 	return 0;
 }
 
-/* "brig.owner=PID:STARTTIME": with the start time, gc can tell a live owner from a reused pid. */
+/* "brig.owner=PID:STARTTIME:PIDNS": with the start time, gc can tell a live owner from a reused
+ * pid; with the pid namespace, a pid of another namespace from one of ours. */
 static int owner_label(char **out, brig_error **err)
 {
-	unsigned long long start;
-	if (proc_starttime(0, &start) < 0)
+	cleanup_free char *id = proc_owner_id();
+	if (!id)
 		return brig_fail(err, BRIG_E_SYSTEM, errno, "cannot read /proc/self/stat");
-	*out = xasprintf("brig.owner=%ld:%llu", (long)getpid(), start);
+	*out = xasprintf("brig.owner=%s", id);
 	return 0;
 }
 
@@ -100,29 +101,44 @@ int64_t spec_engine_pids_limit(const brig_policy *p, int64_t guest, int isolatio
 	return n < GVISOR_PIDS_MAX ? n : GVISOR_PIDS_MAX;
 }
 
-/* When gVisor's kernel (the sentry) panics - at the latest when the sandbox's host tasks reach
- * the engine's pids limit - runsc exits 2 and the rest of the output is lost: nothing in the
- * engine's state tells it from a program that exits 2 (both are ExitCode 2, State.Error empty,
- * the same events; the panic text goes to runsc's stderr, /dev/null under dockerd).  So the
- * program runs under this /bin/sh wrapper, which prints its marker ($0) on stderr exactly when
- * the program itself exited 2; spec_finish_outcome takes the line out again. */
-#define GVISOR_WRAPPER "\"$@\"; s=$?; [ \"$s\" -ne 2 ] || printf '%s\\n' \"$0\" >&2; exit \"$s\""
-#define MARKER_SUFFIX  ":exited-2"
+/* Every box runs its program under brig-init (src/init/brig-init.c), bind-mounted read-only
+ * from the host as PID 1: the box's own deadline (from the header line brig writes before the
+ * code), so that a box never outlives a brig that was killed; the reaper of its orphans; and,
+ * under gVisor, the witness of the program's own exit status.  When gVisor's kernel (the
+ * sentry) panics - at the latest when the sandbox's host tasks reach the engine's pids limit -
+ * runsc exits 2 and the rest of the output is lost: nothing in the engine's state tells it from
+ * a program that exits 2 (both are ExitCode 2, State.Error empty, the same events).  So under
+ * gVisor brig-init prints a marker on stderr exactly when the program itself exited 2;
+ * spec_finish_outcome takes the line out again. */
+#define MARKER_SUFFIX ":exited-2"
 
-static void gvisor_wrap(brig_spec *s)
+static void init_wrap(brig_spec *s, const spec_target *t)
 {
-	s->exit_marker = xasprintf("%s" MARKER_SUFFIX, s->name);
-	size_t n = strv_len(s->argv);
+	bool gvisor = t->isolation == BRIG_ISOLATION_GVISOR;
+	if (gvisor)
+		s->exit_marker = xasprintf("%s" MARKER_SUFFIX, s->name);
+	size_t n = strv_len(s->argv), k = 0;
 	char **argv = xcalloc(n + 5, sizeof *argv);
-	argv[0] = xstrdup("/bin/sh");
-	argv[1] = xstrdup("-c");
-	argv[2] = xstrdup(GVISOR_WRAPPER);
-	argv[3] = xstrdup(s->exit_marker); /* $0 of the script */
-	memcpy(argv + 4, s->argv, n * sizeof *argv);
+	argv[k++] = xstrdup(SPEC_INIT_PATH);
+	if (gvisor) {
+		argv[k++] = xstrdup("--marker");
+		argv[k++] = xstrdup(s->exit_marker);
+	}
+	argv[k++] = xstrdup("--");
+	memcpy(argv + k, s->argv, n * sizeof *argv);
 	free(s->argv); /* its strings moved */
 	s->argv = argv;
-	/* room in the backend's cap for the wrapper's line; the program keeps its own cap */
-	s->max_output_bytes += strlen(s->exit_marker) + 1;
+	brig_mount *m = xcalloc(1, sizeof *m);
+	*m = (brig_mount){ .struct_size = sizeof *m,
+			   .type = BRIG_MOUNT_BIND,
+			   .source = xstrdup(t->init),
+			   .target = xstrdup(SPEC_INIT_PATH),
+			   .read_only = true };
+	s->mounts = xcalloc(2, sizeof(brig_mount *));
+	s->mounts[0] = m;
+	/* room in the backend's cap for the marker line; the program keeps its own cap */
+	if (gvisor)
+		s->max_output_bytes += strlen(s->exit_marker) + 1;
 }
 
 /* gVisor (20221219) answers a write of more than PIPE_BUF bytes to the box's stdout or stderr
@@ -144,34 +160,58 @@ static void gvisor_env(brig_spec *s)
 }
 
 /* Every decision that depends on the runtime, made once, here. */
-static void apply_runtime_traits(brig_spec *s, const brig_policy *p, int isolation)
+static void apply_runtime_traits(brig_spec *s, const brig_policy *p, const spec_target *t)
 {
+	init_wrap(s, t);
 	s->pids_guest = p->pids_limit;
-	s->pids_limit = spec_engine_pids_limit(p, p->pids_limit, isolation);
-	if (isolation != BRIG_ISOLATION_GVISOR)
-		return; /* under runc RLIMIT_NPROC would count every process of the uid on the
-			 * host: the pids cgroup is the budget */
-	gvisor_wrap(s);
+	if (t->isolation != BRIG_ISOLATION_GVISOR) {
+		/* runc: the pids cgroup is the budget, brig-init's own process added (RLIMIT_NPROC
+		 * would count every process of the uid on the host, so it is not used) */
+		s->pids_limit = p->pids_limit + 1;
+		return;
+	}
+	s->pids_limit = spec_engine_pids_limit(p, p->pids_limit, t->isolation);
 	gvisor_env(s);
-	/* gVisor counts RLIMIT_NPROC per sandbox: the program's budget, plus the wrapper */
+	/* gVisor counts RLIMIT_NPROC per sandbox: the program's budget, plus brig-init */
 	s->nproc = p->pids_limit + 1;
+}
+
+/* The box's stdin: brig-init's header (the box's own deadline: the run's limit plus a grace),
+ * then the code. */
+static void compose_stdin(brig_spec *s, const brig_request *req)
+{
+	char head[64];
+	int n = snprintf(head, sizeof head, SPEC_HEADER_FORMAT,
+			 (long long)s->timeout_ms + SPEC_BOX_GRACE_MS);
+	char *buf = xmalloc((size_t)n + req->code_len + 1);
+	memcpy(buf, head, (size_t)n);
+	memcpy(buf + n, req->code, req->code_len);
+	buf[(size_t)n + req->code_len] = '\0';
+	s->stdin_data = buf;
+	s->stdin_len = (size_t)n + req->code_len;
 }
 
 char *spec_describe_traits(const brig_spec *s)
 {
 	strbuf sb;
 	sb_init(&sb);
+	sb_printf(&sb,
+		  "# PID 1 is brig-init (%s, read-only): the box's own deadline (%d ms after the "
+		  "run's limit,\n#   read from the first line of stdin), then the program\n",
+		  SPEC_INIT_PATH, SPEC_BOX_GRACE_MS);
 	if (s->exit_marker)
-		sb_printf(&sb,
-			  "# the program runs under /bin/sh -c, which prints \"%s\" on stderr\n"
-			  "#   when the program itself exits 2 (brig takes it out of the output);\n"
-			  "#   exit 2 without it is gVisor's kernel crashing: sandbox_error\n",
-			  s->exit_marker);
+		sb_printf(
+			&sb,
+			"# brig-init prints \"%s\" on stderr when the program itself exits 2\n"
+			"#   (brig takes it out); exit 2 without it is gVisor's kernel crashing\n",
+			s->exit_marker);
 	if (s->nproc > 0)
-		sb_printf(&sb, "# processes: RLIMIT_NPROC %lld (the program's %lld%s)\n",
-			  (long long)s->nproc, (long long)s->pids_guest,
-			  s->exit_marker ? " + the wrapper" : "");
-	if (s->pids_limit != s->pids_guest)
+		sb_printf(&sb, "# processes: RLIMIT_NPROC %lld (the program's %lld + brig-init)\n",
+			  (long long)s->nproc, (long long)s->pids_guest);
+	if (s->pids_limit == s->pids_guest + 1)
+		sb_printf(&sb, "# pids limit %lld: the program's %lld + brig-init\n",
+			  (long long)s->pids_limit, (long long)s->pids_guest);
+	else if (s->pids_limit != s->pids_guest)
 		sb_printf(&sb,
 			  "# pids limit %lld: the engine's cgroup also counts gVisor's own host "
 			  "threads\n",
@@ -185,7 +225,7 @@ char *spec_describe_traits(const brig_spec *s)
 	if (s->max_output_bytes != s->output_limit)
 		sb_printf(&sb,
 			  "# output: the program's cap is %zu bytes; %zu are read to leave room "
-			  "for the wrapper's line\n",
+			  "for the marker line\n",
 			  s->output_limit, s->max_output_bytes);
 	return sb_steal(&sb);
 }
@@ -240,7 +280,8 @@ static int check_request(const brig_policy *p, const brig_request *req, int isol
 /* ---- the box --------------------------------------------------------------------------------- */
 
 static int fill_identity(brig_spec *s, const brig_policy *p, brig_language lang,
-			 const char *runtime, brig_error **err)
+			 const char *runtime, const char *install, const char *user,
+			 brig_error **err)
 {
 	char name[sizeof NAME_PREFIX + 2 * NAME_RANDOM_BYTES];
 	if (spec_random_name(name, sizeof name) < 0)
@@ -255,18 +296,39 @@ static int fill_identity(brig_spec *s, const brig_policy *p, brig_language lang,
 	s->image = xstrdup(p->images[lang]);
 	s->argv = strv_copy((char *const *)li->argv);
 	s->env = strv_copy((char *const *)li->env);
-	s->labels = xcalloc(4, sizeof *s->labels);
+	s->labels = xcalloc(5, sizeof *s->labels);
 	s->labels[0] = xstrdup("brig=1");
 	s->labels[1] = steal_pointer(&owner);
 	s->labels[2] = xasprintf("brig.language=%s", li->name);
+	if (install)
+		s->labels[3] = xasprintf("brig.install=%s", install);
 	s->workdir = xstrdup("/tmp");
-	s->user = xstrdup(p->user);
+	s->user = xstrdup(user ? user : p->user);
 	s->hostname = xstrdup("sandbox");
 	s->network = xstrdup(p->network ? "bridge" : "none");
 	s->dns = p->network ? NULL : xstrdup(BRIG_NEUTRAL_DNS);
 	s->runtime = xstrdup(runtime);
 	return 0;
 }
+
+/* What a box would otherwise read of the host under runc (gVisor shows its own /proc and /sys
+ * whatever the engine is told), measured in a box on the 2-vCPU lab VM: the engine's default
+ * masks, which a list replaces and so repeats, and
+ *   - the VM's kernel command line (its boot parameters and its init's arguments);
+ *   - host-wide counters that also tell of other boxes' activity: CPU time (stat), load
+ *     (loadavg), disk traffic (diskstats), pressure stall information, interrupts;
+ *   - the kernel's own identity: vmcoreinfo, build notes, BTF type data, boot parameters.
+ * What stays visible under runc (brig(1) says so): the kernel release and /proc/self/mountinfo
+ * (the engine's overlay paths), which no mask can cover per process. */
+static const char *const masked_paths[] = {
+	/* the engine's defaults (moby 20.10, oci/defaults.go) */
+	"/proc/asound", "/proc/acpi", "/proc/kcore", "/proc/keys", "/proc/latency_stats",
+	"/proc/timer_list", "/proc/timer_stats", "/proc/sched_debug", "/proc/scsi", "/sys/firmware",
+	/* brig's */
+	"/proc/cmdline", "/proc/stat", "/proc/loadavg", "/proc/diskstats", "/proc/pressure",
+	"/proc/interrupts", "/proc/softirqs", "/sys/kernel/vmcoreinfo", "/sys/kernel/notes",
+	"/sys/kernel/btf", "/sys/kernel/boot_params", NULL
+};
 
 static void fill_limits(brig_spec *s, const brig_policy *p)
 {
@@ -279,6 +341,10 @@ static void fill_limits(brig_spec *s, const brig_policy *p)
 	/* cpus is validated positive and small: rounding by hand spares brig libm */
 	s->nano_cpus = (int64_t)(p->cpus * 1e9 + 0.5);
 	s->nofile = p->nofile;
+	s->core = 0; /* no core dumps: on hosts that pipe them to a collector they reach its disk */
+	s->cgroupns_private = true;
+	if (p->mask_host_details)
+		s->masked_paths = strv_copy((char *const *)masked_paths);
 	s->cap_drop_all = true;
 	s->no_new_privileges = true;
 	s->log_driver = xstrdup("none");
@@ -356,6 +422,13 @@ int spec_build(const brig_policy *p, const brig_request *req, brig_timeout_mode 
 		*notice = NULL;
 	if (!p || !req || !target || !target->runtime || !out)
 		return brig_fail(err, BRIG_E_USAGE, 0, "spec_build: NULL argument");
+	if (!target->user && strcmp(p->user, "auto") == 0)
+		return brig_fail(err, BRIG_E_USAGE, 0,
+				 "spec_build: user \"auto\" needs the box's leased uid");
+	if (!target->init || target->init[0] != '/' || strpbrk(target->init, ",\"\n"))
+		return brig_fail(err, BRIG_E_UNAVAILABLE, 0,
+				 "brig-init (every box's PID 1) is missing or at an unusable path: "
+				 "reinstall brig");
 	int r = check_request(p, req, target->isolation, err);
 	if (r == 0)
 		r = resolve_timeout(p, req, mode, &timeout, &clamped_from, err);
@@ -363,16 +436,15 @@ int spec_build(const brig_policy *p, const brig_request *req, brig_timeout_mode 
 		return r;
 	cleanup_spec brig_spec *s = xcalloc(1, sizeof *s);
 	s->struct_size = sizeof *s;
-	r = fill_identity(s, p, req->language, target->runtime, err);
+	r = fill_identity(s, p, req->language, target->runtime, target->install, target->user, err);
 	if (r == 0)
 		r = fill_seccomp(s, p, target->isolation, err);
 	if (r < 0)
 		return r;
 	fill_limits(s, p);
-	apply_runtime_traits(s, p, target->isolation);
-	s->stdin_data = req->code;
-	s->stdin_len = req->code_len;
+	apply_runtime_traits(s, p, target);
 	s->timeout_ms = (int64_t)timeout * 1000;
+	compose_stdin(s, req);
 	if (clamped_from && notice)
 		*notice = xasprintf("timeout clamped from %d s to %d s (max_timeout_seconds)",
 				    clamped_from, timeout);
@@ -440,10 +512,12 @@ void spec_free(brig_spec *spec)
 	free(spec->tmpfs_path);
 	free(spec->tmpfs_options);
 	mounts_free(spec->mounts);
+	strv_free(spec->masked_paths);
 	free(spec->seccomp_profile);
 	free(spec->seccomp_name);
 	free(spec->log_driver);
-	free(spec); /* stdin_data is the request's */
+	free((char *)spec->stdin_data);
+	free(spec);
 }
 
 int spec_check_request(const brig_policy *p, const brig_request *req, brig_timeout_mode mode,
@@ -508,6 +582,8 @@ json_object *spec_to_json(const brig_spec *s)
 		json_object_array_add(mounts, mo);
 	}
 	json_object_object_add(o, "mounts", mounts);
+	json_object_object_add(o, "masked_paths", strv_json(s->masked_paths));
+	B(cgroupns_private);
 	I(memory_bytes);
 	I(memory_swap_bytes);
 	I(nano_cpus);
@@ -515,6 +591,7 @@ json_object *spec_to_json(const brig_spec *s)
 	I(pids_guest);
 	I(nofile);
 	I(nproc);
+	I(core);
 	B(cap_drop_all);
 	B(no_new_privileges);
 	S(seccomp_name);
@@ -582,20 +659,22 @@ _Static_assert(offsetof(brig_spec, max_input_bytes) + sizeof(size_t) == sizeof(b
 bool spec_same_box(const brig_spec *a, const brig_spec *b)
 {
 	/* Not compared, because they are not the box but the one run: name (and exit_marker,
-	 * made from it), stdin_data, stdin_len, timeout_ms. */
+	 * made from it), user (a uid of the box's own under user "auto"), stdin_data, stdin_len,
+	 * timeout_ms. */
 	return str_eq(a->language, b->language) && str_eq(a->image, b->image) &&
 	       strv_eq(a->labels, b->labels) &&
 	       strv_eq_marked(a->argv, a->exit_marker, b->argv, b->exit_marker) &&
 	       strv_eq(a->env, b->env) && str_eq(a->workdir, b->workdir) &&
-	       str_eq(a->user, b->user) && str_eq(a->hostname, b->hostname) &&
-	       !a->exit_marker == !b->exit_marker && str_eq(a->network, b->network) &&
-	       str_eq(a->dns, b->dns) && str_eq(a->runtime, b->runtime) &&
-	       a->read_only_rootfs == b->read_only_rootfs && str_eq(a->tmpfs_path, b->tmpfs_path) &&
-	       str_eq(a->tmpfs_options, b->tmpfs_options) && a->shm_bytes == b->shm_bytes &&
-	       mounts_eq(a->mounts, b->mounts) && a->memory_bytes == b->memory_bytes &&
-	       a->memory_swap_bytes == b->memory_swap_bytes && a->nano_cpus == b->nano_cpus &&
-	       a->pids_limit == b->pids_limit && a->pids_guest == b->pids_guest &&
-	       a->nofile == b->nofile && a->nproc == b->nproc &&
+	       str_eq(a->hostname, b->hostname) && !a->exit_marker == !b->exit_marker &&
+	       str_eq(a->network, b->network) && str_eq(a->dns, b->dns) &&
+	       str_eq(a->runtime, b->runtime) && a->read_only_rootfs == b->read_only_rootfs &&
+	       str_eq(a->tmpfs_path, b->tmpfs_path) && str_eq(a->tmpfs_options, b->tmpfs_options) &&
+	       a->shm_bytes == b->shm_bytes && mounts_eq(a->mounts, b->mounts) &&
+	       strv_eq(a->masked_paths, b->masked_paths) &&
+	       a->cgroupns_private == b->cgroupns_private && a->core == b->core &&
+	       a->memory_bytes == b->memory_bytes && a->memory_swap_bytes == b->memory_swap_bytes &&
+	       a->nano_cpus == b->nano_cpus && a->pids_limit == b->pids_limit &&
+	       a->pids_guest == b->pids_guest && a->nofile == b->nofile && a->nproc == b->nproc &&
 	       a->cap_drop_all == b->cap_drop_all && a->no_new_privileges == b->no_new_privileges &&
 	       str_eq(a->seccomp_profile, b->seccomp_profile) &&
 	       str_eq(a->seccomp_name, b->seccomp_name) && str_eq(a->log_driver, b->log_driver) &&

@@ -14,7 +14,18 @@
 typedef struct spec_target {
 	const char *runtime; /* as registered in the engine: "runc", "runsc-seccomp" */
 	int isolation;       /* brig_isolation */
+	const char *init;    /* brig-init on the host (bind-mounted read-only as the box's PID 1) */
+	const char *install; /* this installation's id (label brig.install): gc's scope, or NULL */
+	const char *user;    /* the box's "UID:GID" leased for it (policy user "auto"), or NULL:
+			      * the policy's fixed user */
 } spec_target;
+
+/* Where brig-init appears in every box, and how much longer than the run's own limit the box
+ * gives itself before brig-init ends it (brig kills it at the limit; the box's own clock only
+ * matters when brig is gone). */
+#define SPEC_INIT_PATH     "/.brig-init"
+#define SPEC_BOX_GRACE_MS  3000
+#define SPEC_HEADER_FORMAT "BRIG-DEADLINE %lld\n"
 
 /* Build the final spec for one request.  Refuses (BRIG_E_REFUSED) input over max_input_bytes
  * and, in REFUSE mode, a timeout above max_timeout_seconds; in CLAMP mode writes a notice into

@@ -8,6 +8,8 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
 #include <time.h>
 
 #include "audit.h"
@@ -15,31 +17,98 @@
 #include "policy.h"
 #include "util.h"
 
-#define AUDIT_LOCK_MS 5000
+#define AUDIT_LOCK_MS  5000
+#define AUDIT_MIN_FREE (64 * 1024) /* room for a line, checked before every run */
 
 struct audit_log {
 	int fd;
+	int lock_fd; /* PATH.lock: what the appends lock (see open_lock) */
 	char *path;
+	char *warning;
 };
+
+/* Open without blocking (a FIFO in the log's place must not hang brig), then check it is a
+ * regular file before anything is written. */
+static int open_regular(const char *path, int flags, mode_t mode, struct stat *st, brig_error **err)
+{
+	int fd = open(path, flags | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, mode);
+	if (fd < 0 && errno == ENXIO) /* a FIFO without a reader, or a socket */
+		return brig_fail(err, BRIG_E_AUDIT, 0, "%s is not a regular file", path);
+	if (fd < 0)
+		return brig_fail(err, BRIG_E_AUDIT, errno, "cannot open %s", path);
+	if (fstat(fd, st) < 0 || !S_ISREG(st->st_mode)) {
+		close(fd);
+		return brig_fail(err, BRIG_E_AUDIT, 0, "%s is not a regular file", path);
+	}
+	int fl = fcntl(fd, F_GETFL);
+	if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0) {
+		close(fd);
+		return brig_fail(err, BRIG_E_AUDIT, errno, "cannot set up %s", path);
+	}
+	return fd;
+}
+
+/* The appends lock PATH.lock, a file only brig's user can open: a lock on the log itself could
+ * be held by anyone who can read the log (a shared flock needs only read access), and every run
+ * would then wait, fail and go unaudited. */
+static int open_lock(const char *path, brig_error **err)
+{
+	cleanup_free char *lock = xasprintf("%s.lock", path);
+	struct stat st = { 0 };
+	int fd = open_regular(lock, O_RDWR | O_CREAT, 0600, &st, err);
+	if (fd < 0)
+		return brig_error_prefix(err, "audit log lock");
+	if (st.st_uid != geteuid() || (st.st_mode & 077)) {
+		close(fd);
+		return brig_fail(
+			err, BRIG_E_AUDIT, 0,
+			"audit log lock %s must belong to this user (uid %u) with mode 0600 "
+			"(it is uid %u, mode %04o): others could hold it and stall auditing",
+			lock, (unsigned)geteuid(), (unsigned)st.st_uid,
+			(unsigned)(st.st_mode & 07777));
+	}
+	return fd;
+}
 
 int audit_open(const char *path, audit_log **out, brig_error **err)
 {
 	if (!path || path[0] != '/')
 		return brig_fail(err, BRIG_E_AUDIT, 0, "audit log %s: the path must be absolute",
 				 path ? path : "(null)");
-	int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	struct stat st = { 0 };
+	int fd = open_regular(path, O_WRONLY | O_APPEND | O_CREAT, 0600, &st, err);
 	if (fd < 0)
-		return brig_fail(err, BRIG_E_AUDIT, errno, "cannot open audit log %s", path);
-	struct stat st;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		return brig_error_prefix(err, "audit log");
+	if (st.st_mode & (S_IWGRP | S_IWOTH)) {
 		close(fd);
-		return brig_fail(err, BRIG_E_AUDIT, 0, "audit log %s is not a regular file", path);
+		return brig_fail(
+			err, BRIG_E_AUDIT, 0,
+			"audit log %s is writable by %s (mode %04o): lines could be forged "
+			"or erased; chmod go-w it",
+			path, st.st_mode & S_IWOTH ? "everyone" : "its group",
+			(unsigned)(st.st_mode & 07777));
+	}
+	int lock_fd = open_lock(path, err);
+	if (lock_fd < 0) {
+		close(fd);
+		return lock_fd;
 	}
 	audit_log *a = xcalloc(1, sizeof *a);
 	a->fd = fd;
+	a->lock_fd = lock_fd;
 	a->path = xstrdup(path);
+	if (st.st_mode & S_IROTH)
+		a->warning = xasprintf("audit log %s is readable by every user (mode %04o): its "
+				       "lines name the code's hashes, the limits and the errors; "
+				       "consider chmod o-r",
+				       path, (unsigned)(st.st_mode & 07777));
 	*out = a;
 	return 0;
+}
+
+const char *audit_warning(const audit_log *a)
+{
+	return a ? a->warning : NULL;
 }
 
 void audit_close(audit_log *a)
@@ -47,7 +116,9 @@ void audit_close(audit_log *a)
 	if (!a)
 		return;
 	close(a->fd);
+	close(a->lock_fd);
 	free(a->path);
+	free(a->warning);
 	free(a);
 }
 
@@ -138,7 +209,7 @@ static void timestamp(char *buf, size_t len)
 static int lock_log(const audit_log *a, brig_error **err)
 {
 	int64_t give_up = now_ms() + AUDIT_LOCK_MS;
-	while (flock(a->fd, LOCK_EX | LOCK_NB) < 0) {
+	while (flock(a->lock_fd, LOCK_EX | LOCK_NB) < 0) {
 		if (errno != EWOULDBLOCK && errno != EINTR)
 			return brig_fail(err, BRIG_E_AUDIT, errno, "cannot lock audit log %s",
 					 a->path);
@@ -150,6 +221,25 @@ static int lock_log(const audit_log *a, brig_error **err)
 		nanosleep(&ts, NULL);
 	}
 	return 0;
+}
+
+int audit_ready(audit_log *a, brig_error **err)
+{
+	int r = lock_log(a, err);
+	if (r < 0)
+		return r;
+	struct stat st;
+	struct statvfs vs;
+	if (fstat(a->fd, &st) < 0 || fstatvfs(a->fd, &vs) < 0)
+		r = brig_fail(err, BRIG_E_AUDIT, errno, "cannot check audit log %s", a->path);
+	else if (st.st_nlink == 0)
+		r = brig_fail(err, BRIG_E_AUDIT, 0, "audit log %s was removed", a->path);
+	else if ((unsigned long long)vs.f_bavail * vs.f_frsize < AUDIT_MIN_FREE)
+		r = brig_fail(err, BRIG_E_AUDIT, ENOSPC,
+			      "audit log %s: no room for the run's line on its file system",
+			      a->path);
+	flock(a->lock_fd, LOCK_UN);
+	return r;
 }
 
 /* Append one line: whole, or not at all.
@@ -192,7 +282,7 @@ static int append_line(audit_log *a, const char *line, size_t len, brig_error **
 			      "cannot write audit log %s: the line for this run was not recorded%s",
 			      a->path, torn ? " (the partial line was removed)" : "");
 out:
-	flock(a->fd, LOCK_UN);
+	flock(a->lock_fd, LOCK_UN);
 	return r;
 }
 

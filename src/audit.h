@@ -9,8 +9,15 @@
 
 typedef struct audit_log audit_log;
 
-/* Open (create 0600) for appending; fails if the file cannot be written. */
+/* Open (create 0600) for appending, and PATH.lock (0600) for the appends' lock; fails if the file
+ * cannot be written, is not a regular file (a FIFO does not hang), or others may write it. */
 int audit_open(const char *path, audit_log **out, brig_error **err);
+/* Can a line be written now (the lock can be taken, the log exists, its file system has room)?
+ * Asked before every run: an execution is never unaudited, a run that could not be recorded is
+ * refused before it starts. */
+int audit_ready(audit_log *a, brig_error **err);
+/* What the operator should know about the log (readable by everyone), or NULL. */
+const char *audit_warning(const audit_log *a);
 void audit_close(audit_log *a);
 const char *audit_path(const audit_log *a);
 

@@ -56,6 +56,9 @@ typedef struct brig_error {
 BRIG_PUBLIC void brig_error_free(brig_error *err);
 /* Exit status a command-line front end should use for this error. */
 BRIG_PUBLIC int brig_status_exit_code(int status);
+/* The status as a stable lower-case word ("ok", "usage", "policy", "refused", "unavailable",
+ * "sandbox", "system", "plugin", "audit", "busy", "cancelled"; "unknown" otherwise). */
+BRIG_PUBLIC const char *brig_status_name(int status);
 
 typedef enum brig_language {
 	BRIG_LANG_PYTHON = 0,
@@ -185,6 +188,7 @@ typedef struct brig_result {
 	char code_sha256[65];
 	bool pooled; /* the run used a container the warm pool had started before (policy
 		      * warm_pool); it still ran only this code, and only once */
+	char *user;  /* "UID:GID" the program ran as (under user "auto" a uid of the box's own) */
 } brig_result;
 
 BRIG_PUBLIC void brig_result_clear(brig_result *res);
@@ -212,8 +216,12 @@ BRIG_PUBLIC void brig_ctx_set_probe_cache(brig_ctx *ctx, bool use);
 /* Removes the warm pool's containers before it returns.  No run may be in flight. */
 BRIG_PUBLIC void brig_ctx_free(brig_ctx *ctx);
 BRIG_PUBLIC const brig_policy *brig_ctx_policy(const brig_ctx *ctx);
-/* Append audit lines to this file (NULL: the policy's audit_log).  Fails if not writable. */
+/* Append audit lines to this file (NULL: the policy's audit_log).  Fails if not writable, not a
+ * regular file, or writable by others; the appends lock PATH.lock (0600, this user's). */
 BRIG_PUBLIC int brig_ctx_set_audit_log(brig_ctx *ctx, const char *path, brig_error **err);
+/* What the operator should hear about the context's set-up (e.g. an audit log every user can
+ * read), NULL-terminated, owned by the context; front ends print them. */
+BRIG_PUBLIC const char *const *brig_ctx_warnings(brig_ctx *ctx);
 
 /* Run one request.  Thread-safe: several runs may share a ctx; at most the policy's
  * max_concurrent_runs execute at once, a call beyond that waits for a slot (opts->queue_wait_ms,

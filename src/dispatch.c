@@ -8,13 +8,29 @@
 #include "config.h"
 
 #include <json-c/json.h>
+#include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
 #include "loader.h"
 #include "pool.h"
 #include "probe.h"
+#include "reap.h"
+
+/* 16 hex digits naming this installation: the real path of its plugin directory.  Boxes carry
+ * it (label brig.install), and gc touches only the boxes of its own installation: a system
+ * brig and a build tree's do not reap each other's. */
+static void install_id(const char *dir, char out[17])
+{
+	char sha[65], *real = realpath(dir, NULL);
+	sha256_hex(real ? real : dir, strlen(real ? real : dir), sha);
+	free(real);
+	for (int i = 0; i < 16; i++)
+		out[i] = sha[i];
+	out[16] = '\0';
+}
 
 int brig_ctx_new(brig_policy *policy, brig_ctx **out, brig_error **err)
 {
@@ -32,6 +48,12 @@ int brig_ctx_new(brig_policy *policy, brig_ctx **out, brig_error **err)
 		brig_ctx_free(ctx);
 		return r;
 	}
+	install_id(loader_backend_dir(), ctx->install);
+	brig_error *ie = NULL;
+	ctx->init = loader_find_init(loader_backend_dir(), &ie);
+	if (!ctx->init)
+		ctx->init_error = xstrdup(ie && ie->message ? ie->message : "brig-init not found");
+	brig_error_free(ie);
 	for (size_t i = 0; i < ctx->n_backends; i++) {
 		loaded_backend *lb = &ctx->backends[i];
 		const char *rt =
@@ -77,9 +99,23 @@ void brig_ctx_free(brig_ctx *ctx)
 	strv_free(ctx->refused);
 	audit_close(ctx->audit);
 	brig_policy_free(ctx->policy);
+	free(ctx->init);
+	free(ctx->init_error);
 	pthread_cond_destroy(&ctx->slot_free);
 	pthread_mutex_destroy(&ctx->lock);
 	free(ctx);
+}
+
+const char *const *brig_ctx_warnings(brig_ctx *ctx)
+{
+	pthread_mutex_lock(&ctx->lock);
+	size_t n = 0;
+	const char *w = ctx->audit ? audit_warning(ctx->audit) : NULL;
+	if (w)
+		ctx->warnings[n++] = w;
+	ctx->warnings[n] = NULL;
+	pthread_mutex_unlock(&ctx->lock);
+	return ctx->warnings;
 }
 
 const brig_policy *brig_ctx_policy(const brig_ctx *ctx)
@@ -100,9 +136,12 @@ int brig_ctx_set_audit_log(brig_ctx *ctx, const char *path, brig_error **err)
 	return 0;
 }
 
-spec_target dispatch_target(const loaded_backend *lb)
+spec_target dispatch_target(const brig_ctx *ctx, const loaded_backend *lb)
 {
-	return (spec_target){ .runtime = lb->runtime, .isolation = lb->be->isolation };
+	return (spec_target){ .runtime = lb->runtime,
+			      .isolation = lb->be->isolation,
+			      .init = ctx->init,
+			      .install = ctx->install };
 }
 
 uint32_t dispatch_missing_features(const loaded_backend *lb, const brig_spec *spec,
@@ -118,13 +157,15 @@ uint32_t dispatch_missing_features(const loaded_backend *lb, const brig_spec *sp
 	if (spec->network && strcmp(spec->network, "none") != 0 &&
 	    strcmp(spec->network, "bridge") != 0)
 		need |= BRIG_FEATURE_NETWORKS;
+	if (spec->masked_paths && spec->masked_paths[0])
+		need |= BRIG_FEATURE_MASKED_PATHS;
 	return need & ~lb->be->features;
 }
 
 char *dispatch_feature_names(uint32_t bits)
 {
 	static const char *const names[] = { "a seccomp profile", "cancellation", "mounts",
-					     "networks" };
+					     "networks", "masked paths (mask_host_details)" };
 	strbuf sb;
 	sb_init(&sb);
 	for (unsigned i = 0; i < sizeof names / sizeof names[0]; i++)
@@ -342,6 +383,10 @@ json_object *brig_status_object(brig_ctx *ctx)
 	brig_error_free(e);
 	json_object_object_add(o, "images", images_json(ctx, sel));
 	json_object_object_add(o, "pool", pool_status_json(ctx->pool, ctx->policy));
+	json_object *warn = json_object_new_array();
+	for (const char *const *w = brig_ctx_warnings(ctx); *w; w++)
+		json_object_array_add(warn, json_object_new_string(*w));
+	json_object_object_add(o, "warnings", warn);
 	return o;
 }
 
@@ -389,27 +434,5 @@ int brig_gc(brig_ctx *ctx, int *removed, brig_error **err)
 	if (!lb)
 		return brig_fail(err, BRIG_E_UNAVAILABLE, 0,
 				 "no available backend can list containers (is dockerd running?)");
-	char **names = NULL, **owners = NULL;
-	int r = lb->be->list_labelled("brig=1", &names, &owners, err);
-	if (r < 0)
-		return r;
-	for (size_t i = 0; names && names[i]; i++) {
-		if (owners[i] && proc_owner_alive(owners[i]))
-			continue;
-		brig_error *e = NULL;
-		if (lb->be->remove(names[i], &e) == 0)
-			(*removed)++;
-		else if (r == 0) {
-			r = e->status;
-			if (err) {
-				brig_error_free(*err);
-				*err = e;
-				e = NULL;
-			}
-		}
-		brig_error_free(e);
-	}
-	strv_free(names);
-	strv_free(owners);
-	return r;
+	return reap_orphans(ctx, lb, removed, err);
 }

@@ -31,6 +31,15 @@ int brig_status_exit_code(int status)
 	}
 }
 
+const char *brig_status_name(int status)
+{
+	static const char *const names[] = { "ok",          "usage",   "policy",   "refused",
+					     "unavailable", "sandbox", "system",   "plugin",
+					     "audit",       "busy",    "cancelled" };
+	return status <= 0 && -status < (int)(sizeof names / sizeof *names) ? names[-status]
+									    : "unknown";
+}
+
 const char *brig_language_name(brig_language lang)
 {
 	const lang_info *li = lang_get(lang);

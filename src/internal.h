@@ -40,6 +40,11 @@ struct brig_ctx {
 	int running;          /* brig_run calls holding a slot (max_concurrent_runs) */
 	brig_pool *pool;      /* the warm pool (pool.h), NULL when off */
 	bool use_probe_cache; /* take a verification other processes remembered (not doctor) */
+	char *init;           /* brig-init on the host; NULL (see init_error): runs are refused */
+	char *init_error;
+	char install[17];        /* this installation (its plugin directory): label brig.install */
+	const char *warnings[4]; /* brig_ctx_warnings, NULL-terminated (borrowed) */
+	bool reaped;             /* reap_at_start ran */
 };
 
 /* A hook the plugin's table is long enough to have (appended hooks are checked by size). */
@@ -52,7 +57,7 @@ struct brig_ctx {
  * not NULL) says which and why (malloc'ed), else it is NULL. */
 int dispatch_select(brig_ctx *ctx, loaded_backend **out, char **fallback, brig_error **err);
 /* The target (runtime, isolation) of boxes for backend lb. */
-spec_target dispatch_target(const loaded_backend *lb);
+spec_target dispatch_target(const brig_ctx *ctx, const loaded_backend *lb);
 /* The features a spec needs that lb lacks, or 0. */
 uint32_t dispatch_missing_features(const loaded_backend *lb, const brig_spec *spec,
 				   bool cancellable);

@@ -222,6 +222,19 @@ static bool name_taken(const loaded_backend *list, size_t n, const char *name)
 	return false;
 }
 
+char *loader_find_init(const char *dir, brig_error **err)
+{
+	cleanup_free char *parent = xstrdup(dir);
+	char *slash = strrchr(parent, '/');
+	if (slash && slash != parent)
+		*slash = '\0';
+	cleanup_free char *path = xasprintf("%s/brig-init", parent);
+	int r = check_owner(path, "brig-init (every box's PID 1)", false, err);
+	if (r == 0 && access(path, X_OK) < 0)
+		r = brig_fail(err, BRIG_E_PLUGIN, errno, "brig-init %s is not executable", path);
+	return r == 0 ? steal_pointer(&path) : NULL;
+}
+
 int loader_load_dir(const char *dir, loaded_backend **list, size_t *n, char ***refused,
 		    brig_error **err)
 {

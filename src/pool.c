@@ -24,6 +24,7 @@
 
 #include "loader.h"
 #include "pool.h"
+#include "uids.h"
 
 #define BACKOFF_MIN_MS   1000
 #define BACKOFF_MAX_MS   60000
@@ -44,6 +45,7 @@ struct pool_entry {
 	const loaded_backend *lb;
 	brig_spec *spec; /* what it was started with: its name and its box */
 	void *handle;    /* the backend's */
+	uid_lease lease; /* its uid (user "auto") */
 };
 
 enum pool_state { POOL_STARTING, POOL_ON, POOL_WAITING, POOL_DISABLED };
@@ -79,6 +81,7 @@ struct brig_pool {
 static void entry_free(pool_entry *e)
 {
 	spec_free(e->spec);
+	uid_lease_release(&e->lease); /* the box is gone: its uid is free */
 	free(e);
 }
 
@@ -227,22 +230,24 @@ static pool_entry *start_one(brig_pool *p, int lang, brig_error **err)
 	const loaded_backend *lb = p->lb;
 	brig_request req = { .language = (brig_language)lang, .code = "", .code_len = 0 };
 	brig_spec *spec = NULL;
-	spec_target t = dispatch_target(lb);
-	int r = spec_build(p->ctx->policy, &req, BRIG_TIMEOUT_CLAMP, &t, &spec, NULL, err);
-	if (r < 0)
+	uid_lease lease = { .fd = -1 }; /* the box's own uid (user "auto"), held while it lives */
+	if (uid_lease_take(p->ctx->policy, &lease, err) < 0)
 		return NULL;
-	uint32_t missing = dispatch_missing_features(lb, spec, true);
+	cleanup_free char *user = uid_lease_user(&lease);
+	spec_target t = dispatch_target(p->ctx, lb);
+	t.user = user;
+	int r = spec_build(p->ctx->policy, &req, BRIG_TIMEOUT_CLAMP, &t, &spec, NULL, err);
+	uint32_t missing = r == 0 ? dispatch_missing_features(lb, spec, true) : 0;
 	if (missing) {
 		cleanup_free char *names = dispatch_feature_names(missing);
-		brig_fail(err, BRIG_E_UNAVAILABLE, 0, "backend %s lacks support for %s",
-			  lb->be->name, names);
-		spec_free(spec);
-		return NULL;
+		r = brig_fail(err, BRIG_E_UNAVAILABLE, 0, "backend %s lacks support for %s",
+			      lb->be->name, names);
 	}
 	void *handle = NULL;
 	int64_t t0 = now_ms();
-	if (lb->be->prepare(spec, &handle, err) < 0) {
+	if (r < 0 || lb->be->prepare(spec, &handle, err) < 0) {
 		spec_free(spec);
+		uid_lease_release(&lease);
 		return NULL;
 	}
 	core_debug("pool: %s %s started in %lld ms", brig_language_name((brig_language)lang),
@@ -251,6 +256,7 @@ static pool_entry *start_one(brig_pool *p, int lang, brig_error **err)
 	e->lb = lb;
 	e->spec = spec;
 	e->handle = handle;
+	e->lease = lease;
 	return e;
 }
 

@@ -22,6 +22,7 @@
 
 #include "loader.h"
 #include "probe.h"
+#include "uids.h"
 
 #define SETUP_HINT                                                                       \
 	"run scripts/setup-host (it registers runsc-seccomp in /etc/docker/daemon.json " \
@@ -85,10 +86,21 @@ static int smoke_verdict(const loaded_backend *lb, const brig_result *res, brig_
  * info.  A sandbox failure of the smoke box is transient when the backend says so. */
 static int verify_gvisor(brig_ctx *ctx, loaded_backend *lb, brig_probe_info *info)
 {
-	spec_target t = dispatch_target(lb);
-	brig_spec *smoke = NULL;
+	uid_lease lease = { .fd = -1 };
 	brig_error *e = NULL;
-	if (spec_build_probe(ctx->policy, &t, &smoke, &e) < 0) {
+	if (uid_lease_take(ctx->policy, &lease, &e) < 0) {
+		snprintf(info->reason, sizeof info->reason, "%s", e->message);
+		brig_error_free(e);
+		return -1;
+	}
+	cleanup_free char *user = uid_lease_user(&lease);
+	spec_target t = dispatch_target(ctx, lb);
+	t.user = user;
+	brig_spec *smoke = NULL;
+	int built = spec_build_probe(ctx->policy, &t, &smoke, &e);
+	if (built < 0)
+		uid_lease_release(&lease);
+	if (built < 0) {
 		snprintf(info->reason, sizeof info->reason, "cannot build the smoke-test box: %s",
 			 e->message);
 		brig_error_free(e);
@@ -100,6 +112,7 @@ static int verify_gvisor(brig_ctx *ctx, loaded_backend *lb, brig_probe_info *inf
 		core_debug("probe: %s passed its smoke test earlier: %s", lb->be->name, cached);
 		snprintf(info->version, sizeof info->version, "%s", cached);
 		spec_free(smoke);
+		uid_lease_release(&lease);
 		return 0;
 	}
 	brig_run_control ctl = { .struct_size = sizeof ctl, .cancel_fd = -1 };
@@ -124,6 +137,7 @@ static int verify_gvisor(brig_ctx *ctx, loaded_backend *lb, brig_probe_info *inf
 	info->transient = r < 0 && transient;
 	brig_result_clear(&res);
 	spec_free(smoke);
+	uid_lease_release(&lease);
 	return r;
 }
 

@@ -23,6 +23,10 @@ bool probe_last(loaded_backend *lb, brig_probe_info *snap);
 #define PROBE_BACKOFF_MIN_MS 1000
 #define PROBE_BACKOFF_MAX_MS 5000
 
+/* brig's small state shared between processes of one user ($BRIG_CACHE_DIR, /run/brig for
+ * root, else $XDG_RUNTIME_DIR/brig), mode 0700, created if missing; NULL if none fits. */
+char *cache_dir(void);
+
 /* probe_cache.c: a passed verification shared between processes (see there).  The key is NULL
  * when the backend could not name the runtime for sure (nothing is cached then). */
 char *probe_cache_key(const char *backend, const brig_probe_info *info, const brig_spec *smoke);

@@ -55,7 +55,7 @@ static long cache_ttl(void)
 }
 
 /* The user's own directory for the file, created if missing; NULL if there is none fit. */
-static char *cache_dir(void)
+char *cache_dir(void)
 {
 	char *dir;
 	const char *own = secure_getenv(DIR_ENV);

@@ -19,6 +19,8 @@ void brig_result_clear(brig_result *res)
 	free(res->error);
 	free(res->notice);
 	free(res->container);
+	if (res->struct_size >= offsetof(brig_result, user) + sizeof res->user)
+		free(res->user);
 	size_t size = res->struct_size;
 	memset(res, 0, size < sizeof *res && size ? size : sizeof *res);
 	res->struct_size = size;
@@ -61,6 +63,11 @@ json_object *brig_result_to_object(const brig_result *res)
 	json_object_object_add(o, "container", json_str_or_null(res->container));
 	json_object_object_add(o, "code_sha256", json_object_new_string(res->code_sha256));
 	json_object_object_add(o, "pooled", json_object_new_boolean(res->pooled));
+	json_object_object_add(o, "user",
+			       res->struct_size >= offsetof(brig_result, user) + sizeof res->user &&
+					       res->user
+				       ? json_object_new_string(res->user)
+				       : NULL);
 	return o;
 }
 

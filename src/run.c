@@ -14,6 +14,8 @@
 #include "loader.h"
 #include "pool.h"
 #include "probe.h"
+#include "reap.h"
+#include "uids.h"
 
 /* ---- max_concurrent_runs ----------------------------------------------------------------- */
 
@@ -73,6 +75,7 @@ typedef struct run_ctx {
 	brig_spec *spec;    /* the box that ran (the pool's when pooled) */
 	brig_spec *cold;    /* the one built for this run (owned) */
 	pool_entry *pooled; /* the warm pool's container that ran it, released at the end */
+	uid_lease lease;    /* the cold box's uid (user "auto") while it may run */
 	brig_result res;
 	char *notice;
 } run_ctx;
@@ -110,6 +113,14 @@ static int audit_outcome(run_ctx *rc, const brig_result *res, const brig_error *
 		};
 		r = audit_append(a, &e, err);
 	}
+	pthread_mutex_unlock(&ctx->lock);
+	return r;
+}
+
+static int audit_check(brig_ctx *ctx, brig_error **err)
+{
+	pthread_mutex_lock(&ctx->lock);
+	int r = ctx->audit ? audit_ready(ctx->audit, err) : 0;
 	pthread_mutex_unlock(&ctx->lock);
 	return r;
 }
@@ -156,11 +167,17 @@ static bool run_pooled(run_ctx *rc, const brig_run_control *ctl, brig_outcome *o
 		return false;
 	int64_t t1 = now_ms();
 	brig_spec *box = pool_entry_spec(pe); /* the box that waits: its name, marker, limits */
+	/* this run's stdin (brig-init's header with this run's deadline, the code) and limit,
+	 * borrowed from the run's own spec for the hand-over */
+	const char *own = box->stdin_data;
+	size_t own_len = box->stdin_len;
 	box->stdin_data = rc->cold->stdin_data;
 	box->stdin_len = rc->cold->stdin_len;
 	box->timeout_ms = rc->cold->timeout_ms;
 	brig_error *e = NULL;
 	int r = rc->lb->be->run_prepared(pool_entry_handle(pe), box, ctl, o, &e);
+	box->stdin_data = own;
+	box->stdin_len = own_len;
 	if (r == BRIG_E_UNAVAILABLE) { /* nothing was handed over: a cold run instead */
 		core_debug("run: %s: %s", box->name, e ? e->message : "stale");
 		brig_error_free(e);
@@ -207,16 +224,18 @@ static void fill_identity(run_ctx *rc)
 	res->backend = xstrdup(rc->lb->be->name);
 	res->runtime = xstrdup(rc->spec->runtime);
 	res->container = xstrdup(rc->spec->name);
+	res->user = xstrdup(rc->spec->user);
 	res->notice = steal_pointer(&rc->notice);
 	memcpy(res->code_sha256, rc->sha, sizeof res->code_sha256);
 }
 
-/* Copy the result into the caller's struct, as far as its struct_size reaches.  Every pointer
- * field lies before `pooled`, the smallest size brig_run accepts, so nothing owned is left
- * behind in what does not fit. */
+/* Copy the result into the caller's struct, as far as its struct_size reaches; what an older
+ * caller's struct has no room for is freed here. */
 static void deliver(brig_result *full, brig_result *out)
 {
 	size_t n = out->struct_size < sizeof *full ? out->struct_size : sizeof *full;
+	if (!BRIG_HAS_FIELD(out, brig_result, user))
+		free(full->user);
 	full->struct_size = out->struct_size;
 	memcpy(out, full, n);
 	memset(full, 0, sizeof *full);
@@ -227,9 +246,17 @@ static int prepare_run(run_ctx *rc, brig_timeout_mode mode, bool cancellable, br
 {
 	char *fallback = NULL;
 	int r = spec_check_request(rc->ctx->policy, rc->req, mode, err); /* before probing */
+	if (r == 0 && !rc->ctx->init)
+		r = brig_fail(err, BRIG_E_UNAVAILABLE, 0, "%s", rc->ctx->init_error);
 	if (r == 0)
 		r = dispatch_select(rc->ctx, &rc->lb, &fallback, err);
-	spec_target t = rc->lb ? dispatch_target(rc->lb) : (spec_target){ 0 };
+	if (r == 0)
+		reap_at_start(rc->ctx, rc->lb); /* what killed brig processes left behind */
+	if (r == 0)
+		r = uid_lease_take(rc->ctx->policy, &rc->lease, err);
+	cleanup_free char *user = uid_lease_user(&rc->lease);
+	spec_target t = rc->lb ? dispatch_target(rc->ctx, rc->lb) : (spec_target){ 0 };
+	t.user = user;
 	if (r == 0)
 		r = spec_build(rc->ctx->policy, rc->req, mode, &t, &rc->cold, &rc->notice, err);
 	uint32_t missing = r == 0 ? dispatch_missing_features(rc->lb, rc->cold, cancellable) : 0;
@@ -276,18 +303,21 @@ int brig_run(brig_ctx *ctx, const brig_request *req, const brig_run_options *opt
 	if (wait_ms == 0)
 		wait_ms = ctx->policy->max_timeout_seconds * 1000;
 
-	run_ctx rc = { .ctx = ctx, .opts = opts, .req = req };
+	run_ctx rc = { .ctx = ctx, .opts = opts, .req = req, .lease = { .fd = -1 } };
 	rc.res.struct_size = sizeof rc.res;
 	rc.res.exit_code = -1;
 	sha256_hex(req->code, req->code_len, rc.sha);
 	brig_error *refusal = NULL;
 	int r = prepare_run(&rc, mode, cancel_fd >= 0, &refusal);
 	if (r == 0)
+		r = audit_check(ctx, &refusal); /* a run that cannot be recorded does not start */
+	if (r == 0)
 		r = slot_take(ctx, cancel_fd, wait_ms, &refusal);
 	if (r < 0) {
 		rc.spec = NULL;
 		spec_free(rc.cold);
 		free(rc.notice);
+		uid_lease_release(&rc.lease);
 		return refuse(&rc, r, refusal, err);
 	}
 	brig_run_control ctl = { .struct_size = sizeof ctl, .cancel_fd = cancel_fd };
@@ -299,6 +329,7 @@ int brig_run(brig_ctx *ctx, const brig_request *req, const brig_run_options *opt
 	if (rc.pooled)
 		pool_release(ctx->pool, rc.pooled); /* removed in the background */
 	spec_free(rc.cold);
+	uid_lease_release(&rc.lease); /* the cold box is gone (a pooled one kept its own) */
 	deliver(&rc.res, res);
 	if (ar < 0) {
 		/* The run happened but could not be recorded: fail closed for the caller. */
@@ -319,14 +350,25 @@ static int explain_prepare(brig_ctx *ctx, const brig_request *req, loaded_backen
 {
 	if (!req || !lang_get(req->language) || !req->code)
 		return brig_fail(err, BRIG_E_USAGE, 0, "explain: no language or no code");
+	if (!ctx->init)
+		return brig_fail(err, BRIG_E_UNAVAILABLE, 0, "%s", ctx->init_error);
 	int r = dispatch_select(ctx, lb, fallback, err);
 	if (r < 0)
 		return r;
 	if (!BE_HOOK((*lb)->be, explain))
 		return brig_fail(err, BRIG_E_UNAVAILABLE, 0, "backend %s cannot explain its runs",
 				 (*lb)->be->name);
-	spec_target t = dispatch_target(*lb);
-	return spec_build(ctx->policy, req, BRIG_TIMEOUT_REFUSE, &t, spec, NULL, err);
+	/* under user "auto" an example uid of the range, leased for the moment */
+	uid_lease lease = { .fd = -1 };
+	r = uid_lease_take(ctx->policy, &lease, err);
+	if (r < 0)
+		return r;
+	cleanup_free char *user = uid_lease_user(&lease);
+	spec_target t = dispatch_target(ctx, *lb);
+	t.user = user;
+	r = spec_build(ctx->policy, req, BRIG_TIMEOUT_REFUSE, &t, spec, NULL, err);
+	uid_lease_release(&lease);
+	return r;
 }
 
 int brig_explain(brig_ctx *ctx, const brig_request *req, char **out, brig_error **err)
@@ -336,8 +378,10 @@ int brig_explain(brig_ctx *ctx, const brig_request *req, char **out, brig_error 
 	cleanup_free char *fallback = NULL;
 	int r = explain_prepare(ctx, req, &lb, &spec, &fallback, err);
 	char *text = NULL;
-	if (r == 0 && (!lb || !spec))
-		r = brig_fail(err, BRIG_E_SYSTEM, 0, "explain: no backend or no spec");
+	if (r == 0 && (!lb || !spec)) {
+		(void)brig_fail(err, BRIG_E_SYSTEM, 0, "explain: no backend or no spec");
+		r = BRIG_E_SYSTEM;
+	}
 	if (r == 0)
 		r = lb->be->explain(spec, &text, err);
 	if (r == 0) {
@@ -360,11 +404,13 @@ json_object *brig_explain_object(brig_ctx *ctx, const brig_request *req, brig_er
 	cleanup_free char *fallback = NULL;
 	cleanup_free char *text = NULL;
 	int r = explain_prepare(ctx, req, &lb, &spec, &fallback, err);
-	if (r == 0 && (!lb || !spec))
-		r = brig_fail(err, BRIG_E_SYSTEM, 0, "explain: no backend or no spec");
+	if (r == 0 && (!lb || !spec)) {
+		(void)brig_fail(err, BRIG_E_SYSTEM, 0, "explain: no backend or no spec");
+		r = BRIG_E_SYSTEM;
+	}
 	if (r == 0)
 		r = lb->be->explain(spec, &text, err);
-	if (r < 0) {
+	if (r != 0 || !lb || !spec) {
 		spec_free(spec);
 		return NULL;
 	}

@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
+#include <sys/stat.h>
 #include <string.h>
 #include <time.h>
 
@@ -337,25 +338,52 @@ int proc_starttime(long pid, unsigned long long *out)
 	return proc_stat_starttime(buf, out);
 }
 
+static unsigned long long pidns_inode(void)
+{
+	struct stat st;
+	return stat("/proc/self/ns/pid", &st) == 0 ? (unsigned long long)st.st_ino : 0;
+}
+
+char *proc_owner_id(void)
+{
+	unsigned long long start, ns = pidns_inode();
+	if (proc_starttime(0, &start) < 0 || !ns)
+		return NULL;
+	return xasprintf("%ld:%llu:%llu", (long)getpid(), start, ns);
+}
+
+/* Decimal digits up to the delimiter (or the end), into *out; the rest after it in *next. */
+static bool owner_field(const char *s, char delim, unsigned long long *out, const char **next)
+{
+	size_t n = strspn(s, "0123456789");
+	if (n == 0 || n > 20 || (s[n] != delim && s[n] != '\0'))
+		return false;
+	errno = 0;
+	char *end;
+	*out = strtoull(s, &end, 10);
+	if (errno || end != s + n)
+		return false;
+	*next = s[n] ? s + n + 1 : NULL;
+	return true;
+}
+
+owner_state proc_owner_state(const char *owner)
+{
+	/* "PID:START" (brig before 0.2) or "PID:START:PIDNS" */
+	unsigned long long pid, want, ns = 0, start;
+	const char *p = owner, *q = NULL, *r = NULL, *end = NULL;
+	if (!p || !owner_field(p, ':', &pid, &q) || !q || !owner_field(q, ':', &want, &r) ||
+	    (r && (!owner_field(r, '\0', &ns, &end) || end)) || pid == 0 || pid > (1ULL << 30))
+		return OWNER_MALFORMED;
+	if (r && ns != pidns_inode())
+		return OWNER_ELSEWHERE;
+	return proc_starttime((long)pid, &start) == 0 && start == want ? OWNER_ALIVE : OWNER_DEAD;
+}
+
 bool proc_owner_alive(const char *owner)
 {
-	const char *colon = owner ? strchr(owner, ':') : NULL;
-	if (!colon)
-		return false;
-	char pid_s[24];
-	size_t n = (size_t)(colon - owner);
-	if (n == 0 || n >= sizeof pid_s)
-		return false;
-	memcpy(pid_s, owner, n);
-	pid_s[n] = '\0';
-	long pid;
-	unsigned long long want, start;
-	char *end;
-	errno = 0;
-	want = strtoull(colon + 1, &end, 10);
-	if (!parse_long(pid_s, 1, 1L << 30, &pid) || errno || end == colon + 1 || *end)
-		return false;
-	return proc_starttime(pid, &start) == 0 && start == want;
+	owner_state s = proc_owner_state(owner);
+	return s == OWNER_ALIVE || s == OWNER_ELSEWHERE;
 }
 
 int set_nonblock(int fd, bool on)

@@ -120,7 +120,18 @@ int proc_stat_starttime(const char *stat_text, unsigned long long *out);
 /* The start time of process `pid` (0: this process) from /proc; -1 if it does not exist.
  * With the pid it names a process for good: a pid is reused, the pair is not. */
 int proc_starttime(long pid, unsigned long long *out);
-/* Is the process named by "PID:STARTTIME" (brig's owner label value) alive? */
+/* brig's owner label value for this process, "PID:STARTTIME:PIDNS" (the pid namespace's
+ * inode: a pid means something only in its own namespace); NULL if /proc cannot tell. */
+char *proc_owner_id(void);
+/* What an owner label value says of its process, seen from here. */
+typedef enum owner_state {
+	OWNER_MALFORMED, /* not an owner label brig writes */
+	OWNER_ALIVE,     /* that process still runs */
+	OWNER_DEAD,      /* gone (or its pid reused) */
+	OWNER_ELSEWHERE, /* a process of another pid namespace: not ours to judge */
+} owner_state;
+owner_state proc_owner_state(const char *owner);
+/* The same as a yes/no: alive, or not ours to judge (gc leaves such a box alone). */
 bool proc_owner_alive(const char *owner);
 
 /* ---- fds ---- */

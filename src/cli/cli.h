@@ -28,8 +28,13 @@ typedef struct cli_policy_opts {
 
 /* Print "brig: message" on stderr. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/* Print the error and return its exit code (frees it). */
+/* Print the error and return its exit code (frees it).  Under --json (cli_json) the error is
+ * also the JSON object on stdout: {"error": {"status", "message", "transient", "exit_code"}},
+ * so that a program reading stdout never gets nothing. */
 int cli_report(brig_error *err);
+extern bool cli_json;
+/* A usage error after the options were read: printed like cli_report; returns EXIT_USAGE. */
+int cli_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* --policy FILE, else $BRIG_POLICY, else SYSCONFDIR/brig/policy.json if present, else defaults;
  * then the operator's flags (warning on stderr for each that loosens).  Returns 0 or an exit
  * code. */

@@ -29,7 +29,7 @@ static int parse_opts(int argc, char **argv, cli_policy_opts *o, bool *json, boo
 		if (cli_policy_option(o, c, optarg))
 			continue;
 		if (c == OPT_JSON && json) {
-			*json = true;
+			*json = cli_json = true;
 			continue;
 		}
 		if (c == OPT_SECCOMP_PROFILE && seccomp) {

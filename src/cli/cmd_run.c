@@ -75,7 +75,7 @@ static int parse_run_opts(int argc, char **argv, const char *cmd, run_opts *o)
 			o->timeout = optarg;
 			break;
 		case OPT_JSON:
-			o->json = true;
+			o->json = cli_json = true;
 			break;
 		case 'h':
 			run_usage(stdout, cmd);
@@ -88,12 +88,10 @@ static int parse_run_opts(int argc, char **argv, const char *cmd, run_opts *o)
 	if (optind < argc)
 		o->file = argv[optind++];
 	if (optind < argc) {
-		cli_error("%s: unexpected argument '%s'", cmd, argv[optind]);
-		return EXIT_USAGE;
+		return cli_usage("%s: unexpected argument '%s'", cmd, argv[optind]);
 	}
 	if (o->code && o->file) {
-		cli_error("%s: give the code with -c or as FILE, not both", cmd);
-		return EXIT_USAGE;
+		return cli_usage("%s: give the code with -c or as FILE, not both", cmd);
 	}
 	return 0;
 }
@@ -111,8 +109,7 @@ static int read_code(const char *file, size_t limit, strbuf *sb)
 	if (file && strcmp(file, "-") != 0) {
 		fd = open(file, O_RDONLY | O_CLOEXEC);
 		if (fd < 0) {
-			cli_error("cannot open %s: %s", file, strerror(errno));
-			return EXIT_USAGE;
+			return cli_usage("cannot open %s: %s", file, strerror(errno));
 		}
 	}
 	char buf[65536];
@@ -122,10 +119,10 @@ static int read_code(const char *file, size_t limit, strbuf *sb)
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0) {
-			cli_error("cannot read %s: %m", file ? file : "standard input");
+			int ex = cli_usage("cannot read %s: %m", file ? file : "standard input");
 			if (fd != STDIN_FILENO)
 				close(fd);
-			return EXIT_USAGE;
+			return ex;
 		}
 		if (n == 0)
 			break;
@@ -141,21 +138,19 @@ static int build_request(const run_opts *o, const brig_policy *p, brig_request *
 {
 	const char *lang = o->language ? o->language : language_from_file(o->file);
 	if (!lang) {
-		cli_error("which language? use -l python|node|shell (or a .py/.js/.sh file)");
-		return EXIT_USAGE;
+		return cli_usage(
+			"which language? use -l python|node|shell (or a .py/.js/.sh file)");
 	}
 	int l = brig_language_parse(lang);
 	if (l < 0) {
-		cli_error("unknown language '%s' (use python, node or shell)", lang);
-		return EXIT_USAGE;
+		return cli_usage("unknown language '%s' (use python, node or shell)", lang);
 	}
 	req->language = (brig_language)l;
 	if (o->timeout) {
 		long t;
 		if (!parse_long(o->timeout, 1, 86400, &t)) {
-			cli_error("--timeout: '%s' is not a whole number of seconds >= 1",
-				  o->timeout);
-			return EXIT_USAGE;
+			return cli_usage("--timeout: '%s' is not a whole number of seconds >= 1",
+					 o->timeout);
 		}
 		req->timeout_seconds = (int)t;
 	}
@@ -285,6 +280,7 @@ int cmd_run(int argc, char **argv)
 	else if (r < 0) {
 		int code_exit = finish_run(&o, &res);
 		(void)code_exit;
+		cli_json = false;    /* stdout has its one JSON object, the result */
 		r = cli_report(err); /* ran, but e.g. the audit line could not be written */
 	} else {
 		r = finish_run(&o, &res);

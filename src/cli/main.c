@@ -8,6 +8,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <json-c/json.h>
+
 #include "cli.h"
 #include "util.h"
 
@@ -23,10 +25,45 @@ void cli_error(const char *fmt, ...)
 	va_end(ap);
 }
 
+bool cli_json;
+
+static void json_error(int status, const char *msg, bool transient, int code)
+{
+	if (!cli_json)
+		return;
+	json_object *e = json_object_new_object();
+	json_object_object_add(e, "status", json_object_new_string(brig_status_name(status)));
+	json_object_object_add(e, "message", json_object_new_string(msg));
+	json_object_object_add(e, "transient", json_object_new_boolean(transient));
+	json_object_object_add(e, "exit_code", json_object_new_int(code));
+	json_object *o = json_object_new_object();
+	json_object_object_add(o, "error", e);
+	printf("%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
+								 JSON_C_TO_STRING_NOSLASHESCAPE));
+	fflush(stdout);
+	json_object_put(o);
+}
+
+int cli_usage(const char *fmt, ...)
+{
+	int saved = errno; /* for %m */
+	char msg[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	errno = saved;
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	cli_error("%s", msg);
+	json_error(BRIG_E_USAGE, msg, false, EXIT_USAGE);
+	return EXIT_USAGE;
+}
+
 int cli_report(brig_error *err)
 {
 	int code = err ? brig_status_exit_code(err->status) : EXIT_SANDBOX;
-	cli_error("%s", err && err->message ? err->message : "unknown error");
+	const char *msg = err && err->message ? err->message : "unknown error";
+	cli_error("%s", msg);
+	json_error(err ? err->status : BRIG_E_SANDBOX, msg, err && err->transient, code);
 	brig_error_free(err);
 	return code;
 }
@@ -123,6 +160,8 @@ int cli_make_ctx(const cli_policy_opts *o, brig_ctx **out)
 		*out = NULL;
 		return cli_report(err);
 	}
+	for (const char *const *w = brig_ctx_warnings(*out); *w; w++)
+		cli_error("warning: %s", *w);
 	return 0;
 }
 

@@ -120,11 +120,15 @@ json_object *mcp_run_code_output_schema(void)
 		"  'code_sha256':{'type':'string','pattern':'^[0-9a-f]{64}$'},"
 		"  'pooled':{'type':'boolean','description':"
 		"   'The container was started ahead by the warm pool (it still ran only this "
-		"code, once)'}"
+		"code, once)'},"
+		"  'user':{'type':['string','null'],'description':"
+		"   'The UID:GID the code ran as (a uid of its own per box under policy user "
+		"auto)'}"
 		" },"
 		" 'required':['language','image','backend','runtime','exit_code','verdict',"
 		"             'stdout','stderr','timed_out','output_truncated','oom_killed',"
-		"             'duration_ms','error','notice','container','code_sha256','pooled']}");
+		"             'duration_ms','error','notice','container','code_sha256','pooled',"
+		"             'user']}");
 	set_languages(o);
 	return o;
 }

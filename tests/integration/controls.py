@@ -40,9 +40,118 @@ def test_hello_node_and_shell():
     assert r["stdout"] == "42\n" and r["stderr"] == "err\n", r
 
 
-def test_identity_65534():
-    r = brig(code="id -u; id -g; id -G", lang="shell")
-    assert r["stdout"].split() == ["65534", "65534", "65534"], r
+BOX_UIDS = range(2000000000, 2000001024)  # policy uid_range's default
+
+
+def test_identity_own_uid():
+    """Every box runs as a uid of its own from uid_range (group 65534), named "sandbox" in the
+    image, and the result says which."""
+    uids = set()
+    for _ in range(3):
+        r = brig(code="id -u; id -g; id -G; whoami", lang="shell")
+        assert r["verdict"] == "success", r
+        uid, gid, groups, name = r["stdout"].split()
+        assert int(uid) in BOX_UIDS and gid == groups == "65534" and name == "sandbox", r
+        assert r["user"] == f"{uid}:65534", r
+        uids.add(uid)
+    # leases start at a random uid: three runs of one range of 1024 rarely share one
+    assert len(uids) >= 2, uids
+
+
+# Box A takes every inotify instance and the whole POSIX message-queue budget its uid has, and
+# holds them; box B, running meanwhile, must still get both.  With one uid for every box (the
+# old 65534) B's inotify_init and mq_open fail with EMFILE: the kernel keeps both budgets per
+# user, whatever the container.
+QUOTA_HOG = r"""
+import ctypes, os, time
+libc = ctypes.CDLL(None, use_errno=True)
+libc.mq_open.argtypes = [ctypes.c_char_p, ctypes.c_int, ctypes.c_int, ctypes.c_void_p]
+queues = 0
+while queues < 200:
+    q = libc.mq_open(b"/hog%d" % queues, os.O_RDWR | os.O_CREAT, 0o600, None)
+    if q < 0:
+        break
+    libc.close(q)  # the queue stays (until unlinked); only its bytes count
+    queues += 1
+mq_errno = ctypes.get_errno()
+r, w = os.pipe()
+for _ in range(4):  # nofile is 64 per process: four processes to reach max_user_instances
+    if os.fork() == 0:
+        n = 0
+        while libc.inotify_init() >= 0:
+            n += 1
+        os.write(w, b"%d\n" % n)
+        time.sleep(HOLD)
+        os._exit(0)
+os.close(w)
+took = sum(int(x) for x in os.fdopen(r).read().split())
+print("mq", queues, mq_errno, "inotify", took)
+"""
+QUOTA_VICTIM = r"""
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+libc.mq_open.argtypes = [ctypes.c_char_p, ctypes.c_int, ctypes.c_int, ctypes.c_void_p]
+fd = libc.inotify_init()
+print("inotify", "ok" if fd >= 0 else os.strerror(ctypes.get_errno()))
+q = libc.mq_open(b"/victim", os.O_RDWR | os.O_CREAT, 0o600, None)
+print("mq", "ok" if q >= 0 else os.strerror(ctypes.get_errno()))
+"""
+
+
+def inotify_holders():
+    """{uid: inotify instances} of the host's processes (runc boxes' processes are host
+    processes; gVisor's live in its sentry and are not seen here)."""
+    held = {}
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            uid = os.stat(f"/proc/{pid}").st_uid
+            n = sum(1 for fd in os.listdir(f"/proc/{pid}/fd")
+                    if os.readlink(f"/proc/{pid}/fd/{fd}") == "anon_inode:inotify")
+        except OSError:
+            continue
+        if n:
+            held[uid] = held.get(uid, 0) + n
+    return held
+
+
+def test_kernel_user_budgets_not_shared():
+    limit = int(open("/proc/sys/fs/inotify/max_user_instances").read())
+    hold = 12
+    cmd = [BRIG, "run", *backend_args(), "-l", "python", "--json", "--timeout", str(hold + 10)]
+    hog = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE)
+    hog.stdin.write(QUOTA_HOG.replace("HOLD", str(hold)).encode())
+    hog.stdin.close()
+    hog.stdin = None  # communicate() below has nothing to send
+    # ready when some box uid holds its whole inotify budget (runc); gVisor's boxes are not
+    # visible from the host: there a few seconds after its container runs
+    deadline = time.monotonic() + 60
+    ready = False
+    while time.monotonic() < deadline and not ready and hog.poll() is None:
+        if GVISOR:
+            owners = docker("ps", "--filter", "label=brig=1", "--format",
+                            '{{.Label "brig.owner"}}').stdout.split()
+            ready = any(o.startswith(f"{hog.pid}:") for o in owners) and (time.sleep(5) or True)
+        else:
+            ready = any(n >= limit and (uid in BOX_UIDS or uid == 65534)
+                        for uid, n in inotify_holders().items())
+        time.sleep(0.2)
+    if not ready:
+        hog.kill()
+        out, err = hog.stdout.read(), hog.stderr.read()
+        hog.wait()
+        raise AssertionError(f"the hog never held its inotify budget: {out[-800:]!r} {err[-800:]!r}")
+    victim = brig(code=QUOTA_VICTIM, timeout=60)
+    out, err = hog.communicate(timeout=hold + 60)
+    hr = json.loads(out)
+    assert hr["verdict"] == "success", hr
+    mq, queues, mq_errno, _, took = hr["stdout"].split()
+    if not GVISOR:
+        # the hog really had the budgets: all the instances, and mq_open refused it at last
+        assert int(took) >= limit - 4 and int(queues) < 200, hr
+    assert victim["verdict"] == "success", victim
+    assert victim["stdout"] == "inotify ok\nmq ok\n", (victim, hr["stdout"])
+    assert hr["user"] != victim["user"], (hr["user"], victim["user"])
 
 
 def test_no_network():
@@ -268,6 +377,9 @@ def test_oversized_input_refused():
     r = brig(code=code, extra_env=env, timeout=30)
     assert r.rc == 2, r
     assert b"max_input_bytes" in r.stderr, r
+    # --json: the refusal is the JSON object on stdout, never an empty stdout
+    assert r.result == {"error": {"status": "refused", "message": r.stderr.decode()[6:].strip(),
+                                  "transient": False, "exit_code": 2}}, r
     r = brig(code="#" * 65536 + "\nprint('at the limit')")
     assert r.rc == 2, r  # 65536 + the print line is over
     r = brig(code="#" * (65536 - 40) + "\nprint('at the limit')\n")
@@ -338,6 +450,65 @@ def test_sigterm_removes_container():
     import json
     res = json.loads(out)
     assert not container_exists(res["container"]), res
+
+
+HOST_DETAILS = r"""
+import os
+def size(p):
+    try:
+        with open(p, "rb") as f:
+            return len(f.read())
+    except OSError as e:
+        return type(e).__name__
+for p in ("/proc/cmdline", "/proc/stat", "/proc/loadavg", "/proc/diskstats", "/proc/interrupts",
+          "/sys/kernel/notes", "/sys/kernel/vmcoreinfo"):
+    print(p, size(p))
+try:
+    print("cmdline_text", open("/proc/cmdline").read().strip()[:60] or "-")
+except OSError as e:
+    print("cmdline_text", type(e).__name__)
+print("pressure", sorted(os.listdir("/proc/pressure")) if os.path.isdir("/proc/pressure") else "-")
+print("cgroup", sorted({l.strip().split(":", 2)[2] for l in open("/proc/self/cgroup")}))
+import resource
+print("core", resource.getrlimit(resource.RLIMIT_CORE))
+"""
+
+
+def host_details(out):
+    lines = dict(l.split(" ", 1) for l in out.splitlines())
+    return lines
+
+
+def test_host_details_hidden():
+    """The box reads nothing of the host's own (runc): the VM's kernel command line, host-wide
+    counters that also tell of other boxes, the kernel's identity files, the host's cgroup
+    paths are empty; core dumps are off.  gVisor shows its own /proc; the docker CLI cannot
+    mask paths, so brig refuses docker-cli unless the operator opts out (mask_host_details)."""
+    if BACKEND == "docker-cli":
+        p = subprocess.run([BRIG, "run", "--backend", "docker-cli", "--policy",
+                            policy_file(), "-l", "shell", "-c", "echo RAN"],
+                           capture_output=True, text=True, timeout=60)
+        assert p.returncode == 125 and "RAN" not in p.stdout, p
+        assert "masked paths" in p.stderr and "mask_host_details" in p.stderr, p.stderr
+        r = brig(code=HOST_DETAILS)  # the suite's policy opts out: the host shows
+        assert r["verdict"] == "success", r
+        d = host_details(r["stdout"])
+        assert d["/proc/cmdline"] != "0" and d["core"] == "(0, 0)", r
+        return
+    r = brig(code=HOST_DETAILS)
+    assert r["verdict"] == "success", r
+    d = host_details(r["stdout"])
+    assert d["core"] == "(0, 0)", d
+    if GVISOR:
+        # gVisor's own /proc: its own fixed command line, not the host's
+        with open("/proc/cmdline") as f:
+            assert f.read().strip()[:60] != d["cmdline_text"], d
+        return
+    for p in ("/proc/cmdline", "/proc/stat", "/proc/loadavg", "/proc/diskstats",
+              "/proc/interrupts", "/sys/kernel/notes", "/sys/kernel/vmcoreinfo"):
+        assert d[p] == "0", (p, d)  # masked: reads as empty
+    assert d["pressure"] == "[]", d  # an empty, read-only directory
+    assert d["cgroup"] == "['/']", d  # its own cgroup namespace: no container ids
 
 
 def test_kernel_is_the_backends():
@@ -580,7 +751,8 @@ if __name__ == "__main__":
     main([
         test_hello_python,
         test_hello_node_and_shell,
-        test_identity_65534,
+        test_identity_own_uid,
+        test_kernel_user_budgets_not_shared,
         test_no_network,
         test_read_only_root,
         test_tmp_writable_but_noexec,
@@ -604,6 +776,7 @@ if __name__ == "__main__":
         test_sigint_removes_container,
         test_sigterm_removes_container,
         test_missing_image_is_sandbox_error,
+        test_host_details_hidden,
         test_kernel_is_the_backends,
         test_unshare_user_namespace_refused,
         test_program_exit_2_is_error,

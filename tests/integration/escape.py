@@ -311,7 +311,9 @@ def test_enumeration_reveals_nothing_about_the_host():
     assert not any(re.match(r"Name:\s", line) for line in get("dns_lookup")), get("dns_lookup")
 
     # identity and privileges
-    assert "uid=65534" in get("id")[0], get("id")
+    # a uid of the box's own from uid_range (named "sandbox"), group 65534, nothing else
+    assert re.match(r"uid=20000\d{5}\(sandbox\) gid=65534\(nogroup\) groups=65534\(nogroup\)$",
+                    get("id")[0]), get("id")
     caps = {c[0]: int(c[1], 16) for c in (line.split() for line in get("status"))
             if c[0].startswith("Cap")}  # gVisor has no CapAmb line
     assert {"CapPrm:", "CapEff:", "CapBnd:"} <= set(caps), get("status")

@@ -128,7 +128,9 @@ async function session(label, mode, expect, index) {
     r = await run({ language: 'node', code: 'console.log([1,2,3].map(x => x * 2).join(","))' });
     assert.equal(r.structuredContent.stdout, '2,4,6\n', text(r));
     r = await run({ language: 'shell', code: 'echo "$((6*7))"; id -u' });
-    assert.equal(r.structuredContent.stdout, '42\n65534\n', text(r));
+    // the box's own uid from uid_range, which the result names
+    assert.equal(r.structuredContent.stdout, `42\n${r.structuredContent.user.split(':')[0]}\n`, text(r));
+    assert.match(r.structuredContent.user, /^20000\d{5}:65534$/);
   });
 
   await test(`${label}: NUL, ESC and invalid UTF-8 reach the text, visibly, in both streams`, async () => {

@@ -117,7 +117,9 @@ await test('run_code: node and shell', async () => {
   let r = await runCode({ language: 'node', code: 'console.log([1,2,3].map(x => x * 2).join(","))' });
   assert.equal(r.structuredContent.stdout, '2,4,6\n', text(r));
   r = await runCode({ language: 'shell', code: 'echo "$((6*7))"; id -u' });
-  assert.equal(r.structuredContent.stdout, '42\n65534\n', text(r));
+  // the box's own uid from uid_range, which the result names
+  assert.equal(r.structuredContent.stdout, `42\n${r.structuredContent.user.split(':')[0]}\n`, text(r));
+  assert.match(r.structuredContent.user, /^20000\d{5}:65534$/);
 });
 
 await test('run_code: non-zero exit is isError with verdict error', async () => {

@@ -25,7 +25,9 @@ static int n_prepared, n_live, n_run_prepared;
 #define FAKE_SPEED 1
 #endif
 #ifndef FAKE_FEATURES
-#define FAKE_FEATURES (BRIG_FEATURE_SECCOMP_PROFILE | BRIG_FEATURE_CANCEL)
+#define FAKE_FEATURES                                                               \
+	(BRIG_FEATURE_SECCOMP_PROFILE | BRIG_FEATURE_CANCEL | BRIG_FEATURE_MOUNTS | \
+	 BRIG_FEATURE_MASKED_PATHS)
 #endif
 
 static int fake_probe(const brig_probe_request *req, brig_probe_info *info, brig_error **err)
@@ -71,6 +73,14 @@ static int fake_run(const brig_spec *spec, const brig_run_control *ctl, brig_out
 {
 	const char *code = spec->stdin_data;
 	size_t len = spec->stdin_len;
+	/* what brig-init does in a real box: the header line is its, the rest the program's */
+	const char *nl = len > 14 && memcmp(code, "BRIG-DEADLINE ", 14) == 0
+				 ? memchr(code, '\n', len)
+				 : NULL;
+	if (nl) {
+		len -= (size_t)(nl + 1 - code);
+		code = nl + 1;
+	}
 	if (len == 4 && memcmp(code, "hang", 4) == 0) {
 		struct pollfd pf = { ctl->cancel_fd, POLLIN, 0 };
 		poll(&pf, 1, (int)spec->timeout_ms);
@@ -132,7 +142,8 @@ static int fake_run_prepared(void *handle, const brig_spec *spec, const brig_run
 		*err = host->error_new(BRIG_E_SANDBOX, 0, "fake: box reused or misnamed");
 		return BRIG_E_SANDBOX;
 	}
-	if (spec->stdin_len == 5 && memcmp(spec->stdin_data, "stale", 5) == 0) {
+	size_t n = spec->stdin_len;
+	if (n >= 6 && memcmp(spec->stdin_data + n - 6, "\nstale", 6) == 0) {
 		*err = host->error_new(BRIG_E_UNAVAILABLE, 0, "fake: stale box");
 		return BRIG_E_UNAVAILABLE;
 	}
@@ -167,6 +178,45 @@ static int fake_image_id(const char *image, char *id, size_t id_len, brig_error 
 	return 1;
 }
 
+/* $FAKE_BOXES: "NAME|OWNER;NAME|OWNER..." - the containers the engine would list, for the gc
+ * tests; every remove is recorded for fake_gc_log(). */
+static char gc_log[4096];
+
+static int fake_list_labelled(const char *label, char ***names, char ***owners, brig_error **err)
+{
+	(void)err;
+	const char *boxes = getenv("FAKE_BOXES");
+	size_t n = 0;
+	*names = calloc(64, sizeof **names);
+	*owners = calloc(64, sizeof **owners);
+	snprintf(gc_log, sizeof gc_log, "list %s;", label);
+	for (const char *p = boxes; p && *p && n < 63;) {
+		const char *bar = strchr(p, '|'), *end = strchr(p, ';');
+		if (!end)
+			end = p + strlen(p);
+		if (!bar || bar > end)
+			break;
+		(*names)[n] = strndup(p, (size_t)(bar - p));
+		(*owners)[n++] = strndup(bar + 1, (size_t)(end - bar - 1));
+		p = *end ? end + 1 : end;
+	}
+	return 0;
+}
+
+static int fake_remove(const char *name, brig_error **err)
+{
+	(void)err;
+	size_t l = strlen(gc_log);
+	snprintf(gc_log + l, sizeof gc_log - l, "rm %s;", name);
+	return 0;
+}
+
+__attribute__((visibility("default"))) const char *fake_gc_log(void);
+__attribute__((visibility("default"))) const char *fake_gc_log(void)
+{
+	return gc_log;
+}
+
 static const brig_backend table = {
 	.abi_major = FAKE_ABI_MAJOR,
 	.abi_minor = BRIG_BACKEND_ABI_MINOR,
@@ -180,7 +230,9 @@ static const brig_backend table = {
 	.probe = fake_probe,
 	.explain = fake_explain,
 	.run = fake_run,
+	.remove = fake_remove,
 	.image_id = fake_image_id,
+	.list_labelled = fake_list_labelled,
 	.prepare = fake_prepare,
 	.run_prepared = fake_run_prepared,
 	.discard = fake_discard,

@@ -2,7 +2,9 @@
  * plugins built only for the tests (tests/plugins/). */
 #include "config.h"
 
+#include <dlfcn.h>
 #include <fcntl.h>
+#include <sys/file.h>
 #include <pthread.h>
 #include <json-c/json.h>
 #include <stdio.h>
@@ -43,7 +45,7 @@ static void test_good_plugin(void)
 	CU_ASSERT_STRING_EQUAL(lb.be->name, "fake");
 	CU_ASSERT_EQUAL(lb.be->isolation, BRIG_ISOLATION_CONTAINER);
 	CU_ASSERT_PTR_NOT_NULL(BE_HOOK(lb.be, image_id));
-	CU_ASSERT_PTR_NULL(BE_HOOK(lb.be, list_labelled)); /* NULL hook: unsupported */
+	CU_ASSERT_PTR_NOT_NULL(BE_HOOK(lb.be, list_labelled));
 	loader_unload(&lb);
 }
 
@@ -634,6 +636,109 @@ static void test_result_struct_size(void)
 	brig_ctx_free(ctx);
 }
 
+/* `brig gc` (and the reap at every start) removes only what this installation made for a brig
+ * of this pid namespace that is gone; it asks the engine for this installation's boxes. */
+static void test_gc_only_orphans(void)
+{
+	struct stat ns;
+	CU_ASSERT_EQUAL_FATAL(stat("/proc/self/ns/pid", &ns), 0);
+	unsigned long long self_start = 0;
+	CU_ASSERT_EQUAL_FATAL(proc_starttime(0, &self_start), 0);
+	unsigned long long ino = (unsigned long long)ns.st_ino;
+	cleanup_free char *boxes = xasprintf(
+		"brig-00112233445566aa|999999:5:%llu;" /* dead owner: removed */
+		"brig-00112233445566bb|%ld:%llu:%llu;" /* this very process: alive */
+		"brig-00112233445566cc|%ld:%llu:%llu;" /* another pid namespace: not ours */
+		"brig-00112233445566dd|%ld:%llu:%llu;" /* our pid, reused: dead, removed */
+		"brig-mine|999999:5:%llu;"             /* not a name brig makes */
+		"brig-00112233445566ee|whoever;"       /* a malformed owner */
+		"brig-00112233445566ff|999999:5",      /* the old form, dead: removed */
+		ino, (long)getpid(), self_start, ino, (long)getpid(), self_start, ino + 1,
+		(long)getpid(), self_start + 1, ino, ino);
+	setenv("FAKE_BOXES", boxes, 1);
+	brig_ctx *ctx = make_ctx("{\"backend\": \"fake\"}");
+	int removed = -1;
+	brig_error *err = NULL;
+	CU_ASSERT_EQUAL(brig_gc(ctx, &removed, &err), 0);
+	CU_ASSERT_EQUAL(removed, 3);
+	const char *got = NULL; /* the log of the plugin gc went through (each has its own) */
+	for (size_t i = 0; i < ctx->n_backends; i++) {
+		const char *(*log)(void) = NULL;
+		*(void **)&log = dlsym(ctx->backends[i].handle, "fake_gc_log");
+		if (log && log()[0])
+			got = log();
+	}
+	CU_ASSERT_PTR_NOT_NULL_FATAL(got);
+	cleanup_free char *want = xasprintf("list brig.install=%s;rm brig-00112233445566aa;"
+					    "rm brig-00112233445566dd;rm brig-00112233445566ff;",
+					    ctx->install);
+	CU_ASSERT_STRING_EQUAL(got, want);
+	CU_ASSERT_EQUAL(strlen(ctx->install), 16);
+	unsetenv("FAKE_BOXES");
+	brig_ctx_free(ctx);
+}
+
+/* The audit log: a reader's lock on it does not stall auditing (the appends lock a file only
+ * brig's user can open), a FIFO in its place fails at once instead of hanging, a log others may
+ * write is refused, one everyone may read is a warning. */
+static void test_audit_hardening(void)
+{
+	char dir[] = "/tmp/brig-audit-dir-XXXXXX";
+	CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(dir));
+	cleanup_free char *path = xasprintf("%s/audit.log", dir);
+	cleanup_free char *lock = xasprintf("%s/audit.log.lock", dir);
+	brig_ctx *ctx = make_ctx(NULL);
+	brig_error *err = NULL;
+	CU_ASSERT_EQUAL_FATAL(brig_ctx_set_audit_log(ctx, path, &err), 0);
+	struct stat st;
+	CU_ASSERT_EQUAL(stat(lock, &st), 0);
+	CU_ASSERT_EQUAL(st.st_mode & 0777, 0600);
+	CU_ASSERT_PTR_NULL(brig_ctx_warnings(ctx)[0]);
+	/* a reader holds a shared lock on the log itself: runs are audited all the same */
+	int reader = open(path, O_RDONLY | O_CLOEXEC);
+	CU_ASSERT_FATAL(reader >= 0);
+	CU_ASSERT_EQUAL(flock(reader, LOCK_SH | LOCK_NB), 0);
+	brig_request req = { .language = BRIG_LANG_SHELL, .code = "hi", .code_len = 2 };
+	brig_result res = { .struct_size = sizeof res };
+	int64_t t0 = now_ms();
+	CU_ASSERT_EQUAL(brig_run(ctx, &req, NULL, &res, &err), 0);
+	CU_ASSERT(now_ms() - t0 < 2000);
+	brig_result_clear(&res);
+	CU_ASSERT_EQUAL(count_lines(path, "\"verdict\":\"success\""), 1);
+	close(reader);
+	/* whoever holds the lock file stalls it: it is this user's, mode 0600, checked */
+	CU_ASSERT_EQUAL(chmod(lock, 0644), 0);
+	CU_ASSERT_EQUAL(brig_ctx_set_audit_log(ctx, path, &err), BRIG_E_AUDIT);
+	CU_ASSERT_PTR_NOT_NULL(err && strstr(err->message, "mode 0600"));
+	brig_error_free(err);
+	err = NULL;
+	CU_ASSERT_EQUAL(chmod(lock, 0600), 0);
+	/* writable by the group: refused; readable by all: a warning */
+	CU_ASSERT_EQUAL(chmod(path, 0620), 0);
+	CU_ASSERT_EQUAL(brig_ctx_set_audit_log(ctx, path, &err), BRIG_E_AUDIT);
+	CU_ASSERT_PTR_NOT_NULL(err && strstr(err->message, "writable by its group"));
+	brig_error_free(err);
+	err = NULL;
+	CU_ASSERT_EQUAL(chmod(path, 0644), 0);
+	CU_ASSERT_EQUAL(brig_ctx_set_audit_log(ctx, path, &err), 0);
+	const char *const *w = brig_ctx_warnings(ctx);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(w[0]);
+	CU_ASSERT_PTR_NOT_NULL(strstr(w[0], "readable by every user"));
+	/* a FIFO in the log's place: refused at once, nothing hangs */
+	cleanup_free char *fifo = xasprintf("%s/fifo.log", dir);
+	CU_ASSERT_EQUAL_FATAL(mkfifo(fifo, 0600), 0);
+	t0 = now_ms();
+	CU_ASSERT_EQUAL(brig_ctx_set_audit_log(ctx, fifo, &err), BRIG_E_AUDIT);
+	CU_ASSERT(now_ms() - t0 < 1000);
+	CU_ASSERT_PTR_NOT_NULL(err && strstr(err->message, "not a regular file"));
+	brig_error_free(err);
+	brig_ctx_free(ctx);
+	unlink(fifo);
+	unlink(lock);
+	unlink(path);
+	rmdir(dir);
+}
+
 static CU_TestInfo tests[] = {
 	{ "good plugin loads", test_good_plugin },
 	{ "wrong ABI major refused", test_wrong_abi },
@@ -664,6 +769,8 @@ static CU_TestInfo tests[] = {
 	{ "a positive probe is re-checked after a failed run", test_probe_rechecked_after_failure },
 	{ "max_concurrent_runs: busy, bounded wait, cancel", test_max_concurrent_runs },
 	{ "result struct_size: nothing written past it", test_result_struct_size },
+	{ "gc: only this installation's boxes of dead owners", test_gc_only_orphans },
+	{ "audit: readers cannot stall it, FIFO, modes", test_audit_hardening },
 	CU_TEST_INFO_NULL,
 };
 

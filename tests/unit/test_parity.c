@@ -33,7 +33,10 @@ static void render(const char *policy_json, brig_language lang, int isolation, c
 	}
 	brig_request req = { .language = lang, .code = "print(1)", .code_len = 8 };
 	char *notice = NULL;
-	spec_target t = { .runtime = runtime, .isolation = isolation };
+	spec_target t = { .runtime = runtime,
+			  .isolation = isolation,
+			  .init = "/usr/lib/brig/brig-init",
+			  .user = "2000000000:65534" };
 	CU_ASSERT_EQUAL_FATAL(spec_build(p, &req, BRIG_TIMEOUT_REFUSE, &t, &r->spec, &notice, &err),
 			      0);
 	free(notice);
@@ -160,6 +163,24 @@ static void check_same(rendered *r)
 	CU_ASSERT_STRING_EQUAL(jstr(jt, path), colon + 1);
 	CU_ASSERT_PTR_NOT_NULL(strstr(colon + 1, "noexec"));
 	CU_ASSERT_EQUAL(cli_bytes(flag1(a, "--shm-size")), jint(hc, "ShmSize"));
+	/* mounts: each --mount CSV against HostConfig.Mounts, in order (brig-init at least) */
+	const char *mv[8];
+	size_t nm = flag_values(a, "--mount", mv, 8);
+	json_object *jm = NULL;
+	CU_ASSERT_FATAL(json_object_object_get_ex(hc, "Mounts", &jm));
+	CU_ASSERT_EQUAL_FATAL(nm, json_object_array_length(jm));
+	CU_ASSERT(nm >= 1);
+	for (size_t i = 0; i < nm; i++) {
+		json_object *m = json_object_array_get_idx(jm, i), *vo = NULL, *nc = NULL;
+		bool nocopy = json_object_object_get_ex(m, "VolumeOptions", &vo) &&
+			      json_object_object_get_ex(vo, "NoCopy", &nc) &&
+			      json_object_get_boolean(nc);
+		char want[512];
+		snprintf(want, sizeof want, "type=%s,source=%s,target=%s%s%s", jstr(m, "Type"),
+			 jstr(m, "Source"), jstr(m, "Target"),
+			 jbool(m, "ReadOnly") ? ",readonly" : "", nocopy ? ",volume-nocopy" : "");
+		CU_ASSERT_STRING_EQUAL(mv[i], want);
+	}
 	CU_ASSERT_EQUAL(cli_bytes(flag1(a, "--memory")), jint(hc, "Memory"));
 	CU_ASSERT_EQUAL(cli_bytes(flag1(a, "--memory-swap")), jint(hc, "MemorySwap"));
 	CU_ASSERT_EQUAL(jint(hc, "Memory"), jint(hc, "MemorySwap")); /* no swap */
@@ -172,7 +193,7 @@ static void check_same(rendered *r)
 	size_t n_ul = flag_values(a, "--ulimit", ulv, 4);
 	CU_ASSERT_FATAL(json_object_object_get_ex(hc, "Ulimits", &uls) &&
 			json_object_array_length(uls) == n_ul);
-	CU_ASSERT_EQUAL(n_ul, r->spec->nproc > 0 ? 2 : 1);
+	CU_ASSERT_EQUAL(n_ul, r->spec->nproc > 0 ? 3 : 2); /* nofile, [nproc,] core */
 	for (size_t i = 0; i < n_ul; i++) {
 		json_object *ul = json_object_array_get_idx(uls, i);
 		char want[64];
@@ -181,6 +202,19 @@ static void check_same(rendered *r)
 		CU_ASSERT_STRING_EQUAL(ulv[i], want);
 	}
 	CU_ASSERT_STRING_EQUAL(jstr(json_object_array_get_idx(uls, 0), "Name"), "nofile");
+	CU_ASSERT_STRING_EQUAL(ulv[n_ul - 1], "core=0:0");
+	/* the box's own cgroup namespace, in both */
+	CU_ASSERT_EQUAL(s->cgroupns_private, flag1(a, "--cgroupns") != NULL);
+	CU_ASSERT_STRING_EQUAL(flag1(a, "--cgroupns"), jstr(hc, "CgroupnsMode"));
+	/* masked paths: the API body has them all; the docker CLI cannot express them, and
+	 * docker-cli does not claim BRIG_FEATURE_MASKED_PATHS, so the host never hands it such a
+	 * spec (test_loader: a backend lacking a feature is refused) */
+	json_object *mp = NULL;
+	CU_ASSERT_EQUAL(json_object_object_get_ex(hc, "MaskedPaths", &mp), s->masked_paths != NULL);
+	CU_ASSERT_EQUAL(mp ? json_object_array_length(mp) : 0, strv_len(s->masked_paths));
+	for (size_t i = 0; mp && i < json_object_array_length(mp); i++)
+		CU_ASSERT_STRING_EQUAL(json_object_get_string(json_object_array_get_idx(mp, i)),
+				       s->masked_paths[i]);
 	/* capabilities and security options */
 	json_object *caps;
 	CU_ASSERT_FATAL(json_object_object_get_ex(hc, "CapDrop", &caps));
@@ -254,19 +288,26 @@ static void test_gvisor_runtime(void)
 	render(NULL, BRIG_LANG_NODE, BRIG_ISOLATION_GVISOR, "runsc-seccomp", &r);
 	check_same(&r);
 	CU_ASSERT_STRING_EQUAL(jstr(r.hc, "Runtime"), "runsc-seccomp");
-	/* the program's budget + the wrapper, enforced inside gVisor; the box that runs is the
-	 * wrapped one, in both renderings */
+	/* the program's budget + brig-init, enforced inside gVisor; the box that runs starts
+	 * with brig-init and its marker, in both renderings, and brig-init is a read-only bind */
 	CU_ASSERT_EQUAL(r.spec->nproc, r.spec->pids_guest + 1);
-	json_object *cmd = NULL;
+	json_object *cmd = NULL, *mounts = NULL;
 	CU_ASSERT_FATAL(json_object_object_get_ex(r.body, "Cmd", &cmd));
 	CU_ASSERT_STRING_EQUAL(json_object_get_string(json_object_array_get_idx(cmd, 0)),
-			       "/bin/sh");
-	CU_ASSERT_STRING_EQUAL(json_object_get_string(json_object_array_get_idx(cmd, 3)),
+			       "/.brig-init");
+	CU_ASSERT_STRING_EQUAL(json_object_get_string(json_object_array_get_idx(cmd, 2)),
 			       r.spec->exit_marker);
 	size_t n = strv_len(r.argv);
-	CU_ASSERT_STRING_EQUAL(r.argv[n - 6], "/bin/sh");
-	CU_ASSERT_STRING_EQUAL(r.argv[n - 3], r.spec->exit_marker);
+	CU_ASSERT_STRING_EQUAL(r.argv[n - 6], "/.brig-init");
+	CU_ASSERT_STRING_EQUAL(r.argv[n - 4], r.spec->exit_marker);
 	CU_ASSERT_STRING_EQUAL(r.argv[n - 2], "node");
+	CU_ASSERT_FATAL(json_object_object_get_ex(r.hc, "Mounts", &mounts));
+	json_object *m = json_object_array_get_idx(mounts, 0);
+	CU_ASSERT_STRING_EQUAL(jstr(m, "Type"), "bind");
+	CU_ASSERT_STRING_EQUAL(jstr(m, "Target"), "/.brig-init");
+	CU_ASSERT_STRING_EQUAL(
+		flag1(r.argv, "--mount"),
+		"type=bind,source=/usr/lib/brig/brig-init,target=/.brig-init,readonly");
 	release(&r);
 }
 

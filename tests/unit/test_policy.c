@@ -9,11 +9,15 @@
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cunit_main.h"
 #include "policy.h"
 #include "spec.h"
+
+#define TEST_INIT "/usr/lib/brig/brig-init" /* not run: only its path goes into the box */
+#define TEST_USER "2000000007:65534"        /* as uid_lease_user would lease it */
 #include "util.h"
 
 #define ORIGIN "policy.json"
@@ -219,7 +223,9 @@ static int make(const brig_policy *p, brig_language lang, const char *code, int 
 			     .code_len = code ? strlen(code) : 0,
 			     .timeout_seconds = timeout };
 	spec_target t = { .runtime = isolation == BRIG_ISOLATION_GVISOR ? "runsc" : "runc",
-			  .isolation = isolation };
+			  .isolation = isolation,
+			  .init = TEST_INIT,
+			  .user = strcmp(p->user, "auto") == 0 ? TEST_USER : NULL };
 	return spec_build(p, &req, mode, &t, spec, notice, err);
 }
 
@@ -272,7 +278,7 @@ static void test_defaults(void)
 	CU_ASSERT_EQUAL(p->max_input_bytes, 65536);
 	CU_ASSERT_EQUAL(p->max_output_bytes, 131072);
 	CU_ASSERT_FALSE(p->network);
-	CU_ASSERT_STRING_EQUAL(p->user, "65534:65534");
+	CU_ASSERT_STRING_EQUAL(p->user, "auto");
 	CU_ASSERT_STRING_EQUAL(p->images[BRIG_LANG_PYTHON], "brig/python:bookworm");
 	CU_ASSERT_STRING_EQUAL(p->images[BRIG_LANG_NODE], "brig/node:bookworm");
 	CU_ASSERT_STRING_EQUAL(p->images[BRIG_LANG_SHELL], "brig/shell:bookworm");
@@ -461,6 +467,39 @@ static void test_user_accepted(void)
 	brig_policy_free(p);
 	key_ok("user", "\"4294967294:4294967294\"");
 	key_ok("user", "\"1:1\"");
+}
+
+static void test_uid_range(void)
+{
+	brig_policy *p = brig_policy_new_default();
+	CU_ASSERT_STRING_EQUAL(p->uid_range, POLICY_UID_RANGE_DEFAULT);
+	unsigned long long first = 0, count = 0;
+	CU_ASSERT_EQUAL(policy_uid_range(p->uid_range, &first, &count), 0);
+	CU_ASSERT_EQUAL(first, 2000000000ULL);
+	CU_ASSERT_EQUAL(count, 1024ULL);
+	brig_policy_free(p);
+	key_ok("uid_range", "\"100000-165535\"");
+	key_ok("uid_range", "\"300000-300000\"");
+	const char *bad[] = { "99999-100000", "100000-165536", "200000-100000", "100000",
+			      "100000-",      "-100000",       "a-b",           "" };
+	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+		cleanup_free char *v = xasprintf("\"%s\"", bad[i]);
+		key_fails("uid_range", v, "is not a uid range");
+	}
+	/* user "auto" builds no box without a leased uid: the spec never guesses one */
+	p = brig_policy_new_default();
+	brig_request req = { .language = BRIG_LANG_PYTHON, .code = "1", .code_len = 1 };
+	spec_target t = { .runtime = "runc",
+			  .isolation = BRIG_ISOLATION_CONTAINER,
+			  .init = TEST_INIT };
+	brig_spec *spec = NULL;
+	brig_error *err = NULL;
+	CU_ASSERT_NOT_EQUAL(spec_build(p, &req, BRIG_TIMEOUT_REFUSE, &t, &spec, NULL, &err), 0);
+	CU_ASSERT_PTR_NULL(spec);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(err);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err->message, "leased uid"));
+	brig_error_free(err);
+	brig_policy_free(p);
 }
 
 static void test_image_forms_accepted(void)
@@ -1264,7 +1303,7 @@ static void test_copy(void)
 	CU_ASSERT_PTR_NOT_EQUAL(c->seccomp_deny, p->seccomp_deny);
 	CU_ASSERT_STRING_EQUAL(c->seccomp_deny[1], "mount");
 	override_ok(c, "user", "1:1", false);
-	CU_ASSERT_STRING_EQUAL(p->user, "65534:65534");
+	CU_ASSERT_STRING_EQUAL(p->user, "auto");
 	brig_policy_free(p);
 	CU_ASSERT_EQUAL(policy_validate(c, "copy", NULL), 0);
 	brig_policy_free(c);
@@ -1287,8 +1326,17 @@ static void test_spec_python(void)
 	CU_ASSERT_TRUE(starts_with(s->name, "brig-") && strlen(s->name) == 21);
 	CU_ASSERT_STRING_EQUAL(s->language, "python");
 	CU_ASSERT_STRING_EQUAL(s->image, "brig/python:bookworm");
-	static const char *const argv[] = { "python3", "-", NULL };
+	/* brig-init is PID 1 of every box, bind-mounted read-only from the host */
+	static const char *const argv[] = { "/.brig-init", "--", "python3", "-", NULL };
 	CU_ASSERT_TRUE(strv_eq(s->argv, argv));
+	CU_ASSERT_PTR_NULL(s->exit_marker); /* runc: an exit 2 is the program's */
+	CU_ASSERT_PTR_NOT_NULL_FATAL(s->mounts);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(s->mounts[0]);
+	CU_ASSERT_EQUAL(s->mounts[0]->type, BRIG_MOUNT_BIND);
+	CU_ASSERT_STRING_EQUAL(s->mounts[0]->source, TEST_INIT);
+	CU_ASSERT_STRING_EQUAL(s->mounts[0]->target, "/.brig-init");
+	CU_ASSERT_TRUE(s->mounts[0]->read_only);
+	CU_ASSERT_PTR_NULL(s->mounts[1]);
 	static const char *const env[] = {
 		"HOME=/tmp",   "PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8",
 		"TMPDIR=/tmp", "PYTHONDONTWRITEBYTECODE=1",         "PYTHONUNBUFFERED=1",
@@ -1299,7 +1347,7 @@ static void test_spec_python(void)
 	CU_ASSERT_STRING_EQUAL(s->labels[2], "brig.language=python");
 	CU_ASSERT_PTR_NULL(s->labels[3]);
 	CU_ASSERT_STRING_EQUAL(s->workdir, "/tmp");
-	CU_ASSERT_STRING_EQUAL(s->user, "65534:65534");
+	CU_ASSERT_STRING_EQUAL(s->user, TEST_USER);
 	CU_ASSERT_STRING_EQUAL(s->hostname, "sandbox");
 	CU_ASSERT_STRING_EQUAL(s->network, "none");
 	CU_ASSERT_STRING_EQUAL(s->runtime, "runc");
@@ -1310,7 +1358,7 @@ static void test_spec_python(void)
 	CU_ASSERT_EQUAL(s->memory_bytes, 256 * MIB);
 	CU_ASSERT_EQUAL(s->memory_swap_bytes, 256 * MIB);
 	CU_ASSERT_EQUAL(s->nano_cpus, 1000000000);
-	CU_ASSERT_EQUAL(s->pids_limit, 64);
+	CU_ASSERT_EQUAL(s->pids_limit, 65); /* the program's 64 + brig-init */
 	CU_ASSERT_EQUAL(s->pids_guest, 64);
 	CU_ASSERT_EQUAL(s->nofile, 64);
 	CU_ASSERT_TRUE(s->cap_drop_all);
@@ -1318,8 +1366,10 @@ static void test_spec_python(void)
 	CU_ASSERT_PTR_NOT_NULL(s->seccomp_profile); /* brig's own, by default */
 	CU_ASSERT_TRUE(starts_with(s->seccomp_name, "brig default ("));
 	CU_ASSERT_STRING_EQUAL(s->log_driver, "none");
-	CU_ASSERT_EQUAL(s->stdin_len, strlen("print(1)\n"));
-	CU_ASSERT_NSTRING_EQUAL(s->stdin_data, "print(1)\n", s->stdin_len);
+	/* brig-init's header (the box's own deadline: 5 s + the grace), then the code */
+	static const char in[] = "BRIG-DEADLINE 8000\nprint(1)\n";
+	CU_ASSERT_EQUAL(s->stdin_len, sizeof in - 1);
+	CU_ASSERT_NSTRING_EQUAL(s->stdin_data, in, s->stdin_len);
 	CU_ASSERT_EQUAL(s->timeout_ms, 5000);
 	CU_ASSERT_EQUAL(s->max_output_bytes, 131072);
 	CU_ASSERT_EQUAL(s->max_input_bytes, 65536);
@@ -1329,8 +1379,8 @@ static void test_spec_python(void)
 
 static void test_spec_node_and_shell(void)
 {
-	static const char *const node_argv[] = { "node", "-", NULL };
-	static const char *const sh_argv[] = { "sh", "-s", NULL };
+	static const char *const node_argv[] = { "/.brig-init", "--", "node", "-", NULL };
+	static const char *const sh_argv[] = { "/.brig-init", "--", "sh", "-s", NULL };
 	static const char *const env[] = { "HOME=/tmp", "PATH=/usr/local/bin:/usr/bin:/bin",
 					   "LANG=C.UTF-8", "TMPDIR=/tmp", NULL };
 	brig_policy *p = brig_policy_new_default();
@@ -1371,8 +1421,8 @@ static void test_spec_gvisor_pids(void)
 	override_ok(p, "gvisor_pids_limit", "0", false);
 	override_ok(p, "pids_limit", "8", false);
 	s = make_ok(p, BRIG_LANG_PYTHON, BRIG_ISOLATION_CONTAINER);
-	CU_ASSERT_EQUAL(s->pids_limit, 8);
-	CU_ASSERT_EQUAL(s->nproc, 0); /* runc: RLIMIT_NPROC would count the host's whole uid */
+	CU_ASSERT_EQUAL(s->pids_limit, 9); /* + brig-init */
+	CU_ASSERT_EQUAL(s->nproc, 0);      /* runc: RLIMIT_NPROC would count the host's whole uid */
 	spec_free(s);
 	brig_policy_free(p);
 	CU_ASSERT_EQUAL(spec_engine_pids_limit(NULL, 64, BRIG_ISOLATION_CONTAINER), 64);
@@ -1383,7 +1433,7 @@ static void test_spec_gvisor_pids(void)
 	CU_ASSERT_EQUAL(spec_engine_pids_limit(NULL, 4096, BRIG_ISOLATION_GVISOR), 32768);
 }
 
-/* The spec is the final box: under gVisor the wrapper, its marker, the environment without
+/* The spec is the final box: under gVisor brig-init's marker, the environment without
  * PYTHONUNBUFFERED and the output slack are in the spec itself, not added by a backend. */
 static void test_spec_gvisor_final_box(void)
 {
@@ -1392,9 +1442,10 @@ static void test_spec_gvisor_final_box(void)
 	CU_ASSERT_PTR_NOT_NULL_FATAL(s);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(s->exit_marker);
 	CU_ASSERT_TRUE(starts_with(s->exit_marker, s->name));
-	CU_ASSERT_STRING_EQUAL(s->argv[0], "/bin/sh");
-	CU_ASSERT_STRING_EQUAL(s->argv[1], "-c");
-	CU_ASSERT_STRING_EQUAL(s->argv[3], s->exit_marker);
+	CU_ASSERT_STRING_EQUAL(s->argv[0], "/.brig-init");
+	CU_ASSERT_STRING_EQUAL(s->argv[1], "--marker");
+	CU_ASSERT_STRING_EQUAL(s->argv[2], s->exit_marker);
+	CU_ASSERT_STRING_EQUAL(s->argv[3], "--");
 	CU_ASSERT_STRING_EQUAL(s->argv[4], "python3");
 	CU_ASSERT_STRING_EQUAL(s->argv[5], "-");
 	CU_ASSERT_PTR_NULL(s->argv[6]);
@@ -1403,16 +1454,19 @@ static void test_spec_gvisor_final_box(void)
 	CU_ASSERT_EQUAL(s->output_limit, 131072);
 	CU_ASSERT_EQUAL(s->max_output_bytes, 131072 + strlen(s->exit_marker) + 1);
 	cleanup_free char *notes = spec_describe_traits(s);
-	CU_ASSERT_PTR_NOT_NULL(strstr(notes, "/bin/sh -c"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(notes, "brig-init prints"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(notes, "RLIMIT_NPROC 65"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(notes, "pids limit 9216"));
 	spec_free(s);
 	s = make_ok(p, BRIG_LANG_PYTHON, BRIG_ISOLATION_CONTAINER); /* runc: as the policy says */
 	CU_ASSERT_PTR_NULL(s->exit_marker);
-	CU_ASSERT_STRING_EQUAL(s->argv[0], "python3");
+	CU_ASSERT_STRING_EQUAL(s->argv[0], "/.brig-init");
+	CU_ASSERT_STRING_EQUAL(s->argv[1], "--");
+	CU_ASSERT_STRING_EQUAL(s->argv[2], "python3");
 	CU_ASSERT_EQUAL(s->max_output_bytes, s->output_limit);
-	cleanup_free char *none = spec_describe_traits(s);
-	CU_ASSERT_STRING_EQUAL(none, "");
+	cleanup_free char *notes_runc = spec_describe_traits(s);
+	CU_ASSERT_PTR_NOT_NULL(strstr(notes_runc, "PID 1 is brig-init"));
+	CU_ASSERT_PTR_NULL(strstr(notes_runc, "gVisor's own host threads"));
 	spec_free(s);
 	brig_policy_free(p);
 }
@@ -1517,9 +1571,30 @@ static void test_spec_owner_label(void)
 	brig_policy *p = brig_policy_new_default();
 	brig_spec *s = make_ok(p, BRIG_LANG_PYTHON, BRIG_ISOLATION_CONTAINER);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(s);
-	cleanup_free char *want =
-		xasprintf("brig.owner=%ld:%llu", (long)getpid(), self_starttime());
+	struct stat ns;
+	CU_ASSERT_EQUAL_FATAL(stat("/proc/self/ns/pid", &ns), 0);
+	cleanup_free char *want = xasprintf("brig.owner=%ld:%llu:%llu", (long)getpid(),
+					    self_starttime(), (unsigned long long)ns.st_ino);
 	CU_ASSERT_STRING_EQUAL(s->labels[1], want);
+	const char *owner = s->labels[1] + strlen("brig.owner=");
+	CU_ASSERT_EQUAL(proc_owner_state(owner), OWNER_ALIVE);
+	/* the same pid with another start time: that process is gone (the pid was reused) */
+	cleanup_free char *reused = xasprintf("%ld:%llu:%llu", (long)getpid(), self_starttime() + 1,
+					      (unsigned long long)ns.st_ino);
+	CU_ASSERT_EQUAL(proc_owner_state(reused), OWNER_DEAD);
+	/* another pid namespace: not ours to judge, so alive for gc */
+	cleanup_free char *other = xasprintf("%ld:%llu:%llu", (long)getpid(), self_starttime() + 1,
+					     (unsigned long long)ns.st_ino + 1);
+	CU_ASSERT_EQUAL(proc_owner_state(other), OWNER_ELSEWHERE);
+	CU_ASSERT_TRUE(proc_owner_alive(other));
+	/* the old form without the namespace still reads */
+	cleanup_free char *old = xasprintf("%ld:%llu", (long)getpid(), self_starttime());
+	CU_ASSERT_EQUAL(proc_owner_state(old), OWNER_ALIVE);
+	static const char *const bad[] = { "",    "12",   "x:1",  "1:x",  "1:2:3:4", "-1:2",
+					   "0:5", "1:2:", ":1:2", "1::2", NULL };
+	for (int i = 0; bad[i]; i++)
+		CU_ASSERT_EQUAL(proc_owner_state(bad[i]), OWNER_MALFORMED);
+	CU_ASSERT_EQUAL(proc_owner_state(NULL), OWNER_MALFORMED);
 	spec_free(s);
 	brig_policy_free(p);
 }
@@ -1533,7 +1608,7 @@ static void test_spec_input_limit(void)
 	CU_ASSERT_EQUAL(make(p, BRIG_LANG_SHELL, "0123456789abcdef", 0, BRIG_TIMEOUT_CLAMP,
 			     BRIG_ISOLATION_CONTAINER, &s, &notice, &err),
 			0);
-	CU_ASSERT_EQUAL(s->stdin_len, 16);
+	CU_ASSERT_EQUAL(s->stdin_len, strlen("BRIG-DEADLINE 8000\n") + 16); /* 16 of code */
 	spec_free(s);
 	CU_ASSERT_EQUAL(make(p, BRIG_LANG_SHELL, "0123456789abcdefX", 0, BRIG_TIMEOUT_CLAMP,
 			     BRIG_ISOLATION_CONTAINER, &s, &notice, &err),
@@ -1555,7 +1630,7 @@ static void test_spec_empty_code(void)
 	CU_ASSERT_EQUAL(make(p, BRIG_LANG_PYTHON, "", 0, BRIG_TIMEOUT_REFUSE,
 			     BRIG_ISOLATION_CONTAINER, &s, NULL, NULL),
 			0);
-	CU_ASSERT_EQUAL(s->stdin_len, 0);
+	CU_ASSERT_EQUAL(s->stdin_len, strlen("BRIG-DEADLINE 8000\n")); /* the header alone */
 	spec_free(s);
 	brig_policy_free(p);
 }
@@ -1648,7 +1723,9 @@ static void test_spec_bad_requests(void)
 	CU_ASSERT_EQUAL(make(p, BRIG_LANG_PYTHON, "1", 0, BRIG_TIMEOUT_CLAMP, 0, &s, NULL, &err),
 			BRIG_E_USAGE);
 	brig_request req = { .language = BRIG_LANG_PYTHON, .code = "1", .code_len = 1 };
-	spec_target none = { .runtime = NULL, .isolation = BRIG_ISOLATION_CONTAINER };
+	spec_target none = { .runtime = NULL,
+			     .isolation = BRIG_ISOLATION_CONTAINER,
+			     .init = TEST_INIT };
 	CU_ASSERT_EQUAL(spec_build(p, &req, BRIG_TIMEOUT_CLAMP, &none, &s, NULL, &err),
 			BRIG_E_USAGE);
 	CU_ASSERT_PTR_NULL(s);
@@ -1871,8 +1948,19 @@ static void test_warm_pool_keys(void)
 
 static void test_spec_same_box(void)
 {
-	const spec_target runc = { .runtime = "runc", .isolation = BRIG_ISOLATION_CONTAINER };
-	const spec_target runsc = { .runtime = "runsc", .isolation = BRIG_ISOLATION_GVISOR };
+	const spec_target runc = { .runtime = "runc",
+				   .isolation = BRIG_ISOLATION_CONTAINER,
+				   .init = TEST_INIT,
+				   .user = TEST_USER };
+	/* another leased uid: the uid is the run's own, like its name, not the box's shape */
+	const spec_target runc2 = { .runtime = "runc",
+				    .isolation = BRIG_ISOLATION_CONTAINER,
+				    .init = TEST_INIT,
+				    .user = "2000000008:65534" };
+	const spec_target runsc = { .runtime = "runsc",
+				    .isolation = BRIG_ISOLATION_GVISOR,
+				    .init = TEST_INIT,
+				    .user = TEST_USER };
 	brig_policy *p = brig_policy_new_default();
 	brig_request r1 = { .language = BRIG_LANG_PYTHON, .code = "", .code_len = 0 };
 	brig_request r2 = {
@@ -1881,8 +1969,9 @@ static void test_spec_same_box(void)
 	brig_spec *a = NULL, *b = NULL;
 	brig_error *err = NULL;
 	CU_ASSERT_EQUAL_FATAL(spec_build(p, &r1, BRIG_TIMEOUT_REFUSE, &runc, &a, NULL, &err), 0);
-	CU_ASSERT_EQUAL_FATAL(spec_build(p, &r2, BRIG_TIMEOUT_REFUSE, &runc, &b, NULL, &err), 0);
-	CU_ASSERT_TRUE(spec_same_box(a, b)); /* name, code and timeout are the run's own */
+	CU_ASSERT_EQUAL_FATAL(spec_build(p, &r2, BRIG_TIMEOUT_REFUSE, &runc2, &b, NULL, &err), 0);
+	CU_ASSERT_STRING_NOT_EQUAL(a->user, b->user);
+	CU_ASSERT_TRUE(spec_same_box(a, b)); /* name, code, timeout and uid are the run's own */
 	b->memory_bytes++;
 	CU_ASSERT_FALSE(spec_same_box(a, b));
 	b->memory_bytes--;
@@ -1934,6 +2023,7 @@ static CU_TestInfo tests[] = {
 	{ "user: root refused", test_user_root_refused },
 	{ "user: not numeric", test_user_not_numeric },
 	{ "user: accepted", test_user_accepted },
+	{ "uid_range: parsed and bounded", test_uid_range },
 	{ "images: accepted forms", test_image_forms_accepted },
 	{ "images: refused forms", test_image_forms_refused },
 	{ "images: error message", test_image_error_message },

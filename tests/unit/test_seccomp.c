@@ -575,7 +575,8 @@ static void test_clone3(void)
 }
 
 /* personality() only with moby's harmless values; clone() only without CLONE_NEW* flags; no
- * device nodes; no AF_VSOCK sockets. */
+ * device nodes; sockets only of the families a program needs (no AF_VSOCK, no netlink but
+ * NETLINK_ROUTE). */
 static void test_conditional_rules(void)
 {
 	policy_seccomp *sc = builtin();
@@ -611,10 +612,19 @@ static void test_conditional_rules(void)
 			CU_ASSERT_EQUAL(json_object_get_int64(get(a, "valueTwo")), types[i]);
 		}
 	}
-	CU_ASSERT_EQUAL_FATAL(rules_for(o, "socket", r, 8), 1);
-	json_object *a = json_object_array_get_idx(get(r[0], "args"), 0);
-	CU_ASSERT_EQUAL(json_object_get_int64(get(a, "value")), 40); /* AF_VSOCK */
-	CU_ASSERT_STRING_EQUAL(json_object_get_string(get(a, "op")), "SCMP_CMP_NE");
+	CU_ASSERT_EQUAL_FATAL(rules_for(o, "socket", r, 8), 4);
+	static const int64_t families[] = { 1, 2, 10, 16 }; /* UNIX, INET, INET6, NETLINK */
+	for (size_t i = 0; i < 4; i++) {
+		json_object *args = get(r[i], "args");
+		json_object *a = json_object_array_get_idx(args, 0);
+		CU_ASSERT_EQUAL(json_object_get_int64(get(a, "index")), 0);
+		CU_ASSERT_EQUAL(json_object_get_int64(get(a, "value")), families[i]);
+		CU_ASSERT_STRING_EQUAL(json_object_get_string(get(a, "op")), "SCMP_CMP_EQ");
+		CU_ASSERT_EQUAL(json_object_array_length(args), families[i] == 16 ? 2 : 1);
+	}
+	json_object *proto = json_object_array_get_idx(get(r[3], "args"), 1);
+	CU_ASSERT_EQUAL(json_object_get_int64(get(proto, "index")), 2);
+	CU_ASSERT_EQUAL(json_object_get_int64(get(proto, "value")), 0); /* NETLINK_ROUTE */
 	json_object_put(o);
 	policy_seccomp_free(sc);
 }
@@ -643,9 +653,9 @@ static void test_stricter_than_engine(void)
 		}
 	}
 	/* 351 of the engine's, minus ptrace, modify_ldt, adjtimex, clock_adjtime(64), io_uring_*
-	 * (8): 343 names; personality has five rules and mknod and mknodat four each, so 353 rule
-	 * entries. */
-	CU_ASSERT_EQUAL(allowed, 343 + 4 + 3 + 3);
+	 * (8), sync, syncfs, memfd_secret, sched_setattr (4): 339 names; personality has five
+	 * rules, mknod and mknodat four each and socket four, so 352 rule entries. */
+	CU_ASSERT_EQUAL(allowed, 339 + 4 + 3 + 3 + 3);
 	json_object_put(o);
 	policy_seccomp_free(sc);
 }
@@ -682,8 +692,8 @@ static void test_counts(void)
 	size_t a, d, ga, gd;
 	policy_seccomp_count(sc, CONTAINER, &a, &d);
 	policy_seccomp_count(sc, GVISOR, &ga, &gd);
-	CU_ASSERT_EQUAL(a, 354);
-	CU_ASSERT_EQUAL(d, 75);
+	CU_ASSERT_EQUAL(a, 350);
+	CU_ASSERT_EQUAL(d, 79);
 	CU_ASSERT_EQUAL(ga, a + 1); /* clone3 */
 	CU_ASSERT_EQUAL(gd, d - 1);
 	policy_seccomp_free(sc);
@@ -694,18 +704,18 @@ static void test_brig_labels(void)
 	char *json = NULL, *label = NULL;
 	brig_error *err = NULL;
 	CU_ASSERT_EQUAL_FATAL(policy_seccomp_brig(NULL, CONTAINER, &json, &label, &err), 0);
-	CU_ASSERT_STRING_EQUAL(label, "brig default (354 syscalls allowed, 75 denied)");
+	CU_ASSERT_STRING_EQUAL(label, "brig default (350 syscalls allowed, 79 denied)");
 	free(json);
 	free(label);
 	CU_ASSERT_EQUAL_FATAL(policy_seccomp_brig(NULL, GVISOR, &json, &label, &err), 0);
-	CU_ASSERT_STRING_EQUAL(label, "brig default, gVisor rendering: allowed clone3 (355 "
-				      "syscalls allowed, 74 denied)");
+	CU_ASSERT_STRING_EQUAL(label, "brig default, gVisor rendering: allowed clone3 (351 "
+				      "syscalls allowed, 78 denied)");
 	free(json);
 	free(label);
 	char *deny[] = { "ptrace", "getcpu", NULL };
 	CU_ASSERT_EQUAL_FATAL(policy_seccomp_brig(deny, CONTAINER, &json, &label, &err), 0);
-	CU_ASSERT_STRING_EQUAL(label, "brig default + deny [ptrace, getcpu] (353 syscalls "
-				      "allowed, 76 denied)");
+	CU_ASSERT_STRING_EQUAL(label, "brig default + deny [ptrace, getcpu] (349 syscalls "
+				      "allowed, 80 denied)");
 	free(json);
 	free(label);
 	char *bad[] = { "getcpu", "nosuchcall", NULL };
@@ -744,8 +754,8 @@ static void test_deny_applied(void)
 	}
 	size_t a, d;
 	policy_seccomp_count(sc, GVISOR, &a, &d);
-	CU_ASSERT_EQUAL(a, 354 - 2); /* getcpu, personality */
-	CU_ASSERT_EQUAL(d, 75 + 2);
+	CU_ASSERT_EQUAL(a, 350 - 2); /* getcpu, personality */
+	CU_ASSERT_EQUAL(d, 79 + 2);
 	char *bad[] = { "getcpu", "Ptrace", NULL };
 	CU_ASSERT_EQUAL(policy_seccomp_deny(sc, bad, &err), BRIG_E_POLICY);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(err);
