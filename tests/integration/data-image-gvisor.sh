@@ -1,0 +1,4 @@
+#!/bin/sh
+# The data-science image (tests/integration/data-image.py) with its example policy, under the
+# gVisor backend (runsc-seccomp); skips (77) when gVisor is not usable here, with the reason.
+BRIG_TEST_BACKEND=gvisor exec python3 "${top_srcdir:-.}/tests/integration/data-image.py"
