@@ -619,7 +619,9 @@ def test_gvisor_unavailable_fails_closed():
         rc, out, err, creates = brig_gvisor_runtime(args, "runsc-nope")
         assert rc == 125, (args, rc, out, err)
         assert "runsc-nope" in err and "not registered" in err and "setup-host" in err, err
-        assert "RAN" not in out and out == "", (args, out)
+        # --json: stdout is the error object (nothing ran, so no result)
+        assert "RAN" not in out and json.loads(out)["error"]["status"] == "unavailable", \
+            (args, out)
         assert creates == [], (args, creates)
     # explain refuses the same way, and a weaker backend never satisfies the minimum
     nope = policy_file(gvisor_runtime="runsc-nope")
@@ -715,7 +717,9 @@ def test_explain_gvisor_shows_runtime():
     assert p.returncode == 0, p
     assert "# backend: gvisor (gvisor isolation, runtime runsc-seccomp)" in p.stdout, p.stdout
     assert '"Runtime": "runsc-seccomp"' in p.stdout, p.stdout
-    assert '"Name": "nproc"' in p.stdout and "/bin/sh" in p.stdout, p.stdout
+    # brig-init is PID 1 and writes gVisor's exit marker (no shell wrapper)
+    assert '"Name": "nproc"' in p.stdout and '"/.brig-init"' in p.stdout, p.stdout
+    assert '"--marker"' in p.stdout and "/bin/sh" not in p.stdout, p.stdout
 
 
 def test_missing_image_is_sandbox_error(tmp="/tmp/brig-it-policy.json"):
