@@ -241,12 +241,13 @@ STANDARD_PATH = {"/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "
 HOSTS_TOKENS = {"127.0.0.1", "::1", "fe00::0", "ff00::0", "ff02::1", "ff02::2", "localhost",
                 "ip6-localhost", "ip6-loopback", "ip6-localnet", "ip6-mcastprefix",
                 "ip6-allnodes", "ip6-allrouters", "sandbox"}
-ROOT_ENTRIES = {".", "..", ".dockerenv", "bin", "boot", "dev", "etc", "home", "lib", "lib32",
+ROOT_ENTRIES = {".", "..", ".brig-init", ".dockerenv", "bin", "boot", "dev", "etc", "home", "lib", "lib32",
                 "lib64", "libx32", "media", "mnt", "opt", "proc", "root", "run", "sbin", "srv",
                 "sys", "tmp", "usr", "var"}
 CONTAINER_ID = r"[0-9a-f]{64}"
 MOUNTPOINT = re.compile(r"^/(proc(/[\w-]+)?|dev(/(pts|mqueue|shm))?|sys(/firmware|/fs/cgroup"
-                        r"(/[\w,=]+)?)?|tmp|etc/(hostname|hosts|resolv\.conf))?$")
+                        r"(/[\w,=]+)?|/kernel/(vmcoreinfo|notes|btf|boot_params))?|tmp|"
+                        r"etc/(hostname|hosts|resolv\.conf)|\.brig-init)?$")
 
 
 def check_mount(line):
@@ -257,6 +258,10 @@ def check_mount(line):
     assert MOUNTPOINT.match(point), f"unexpected mount point {point}: {line}"
     if root == "/" or fstype == "proc" or (fstype == "tmpfs" and root == "/null"):
         return  # a file system's own root, a /proc subtree, a path masked with /dev/null
+    if point == "/.brig-init":
+        # brig's own PID 1, bind-mounted read-only: its installed path is all it names
+        assert root.endswith("/brig-init") and fields[5].startswith("ro"), line
+        return
     if fstype == "cgroup":
         assert re.fullmatch(rf"/docker/{CONTAINER_ID}", root), line
         return
