@@ -547,24 +547,7 @@ def test_missing_image_is_sandbox_error(tmp="/tmp/brig-it-policy.json"):
         os.unlink(tmp)
 
 
-def gvisor_available():
-    """(available, reason) of the gvisor backend, from `brig doctor --json`."""
-    p = subprocess.run([BRIG, "doctor", "--json"], capture_output=True, text=True, timeout=120)
-    try:
-        st = json.loads(p.stdout)
-    except ValueError:
-        return False, f"brig doctor failed: {p.stderr[-300:]}"
-    for b in st.get("backends", []):
-        if b["name"] == "gvisor":
-            return b["available"], b.get("reason") or ""
-    return False, "the gvisor plugin is not installed"
-
-
 if __name__ == "__main__":
-    if GVISOR:
-        ok, why = gvisor_available()
-        if not ok:
-            skip(f"gVisor is not usable here: {why}")
     main([
         test_hello_python,
         test_hello_node_and_shell,

@@ -163,20 +163,7 @@ def test_cli_run_never_pools():
     assert r["verdict"] == "success" and r["pooled"] is False, r
 
 
-def require_backend():
-    r = subprocess.run([BRIG, "doctor", "--json"], capture_output=True, text=True, timeout=120)
-    try:
-        backends = {b["name"]: b for b in json.loads(r.stdout)["backends"]}
-    except (ValueError, KeyError):
-        brigtest.skip(f"brig doctor failed: {r.stderr.strip()[-300:]}")
-    b = backends.get(BACKEND)
-    if not b or not b["available"]:
-        brigtest.skip(f"backend {BACKEND} is not usable here: {b['reason'] if b else 'not installed'}")
-
-
 if __name__ == "__main__":
-    brigtest.require_engine()
-    require_backend()
     main([test_pooled_runs_once_each_and_refill, test_fresh_box_every_call,
           test_timeout_counts_from_handover, test_oom_on_pooled, test_output_limit_on_pooled,
           test_cancel_on_pooled, test_shutdown_leaves_nothing, test_gc_after_sigkill,
