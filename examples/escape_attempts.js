@@ -309,7 +309,7 @@ async function main() {
     // In a child, so that the kernel's OOM kill of it does not end this report (under runc).
     const r = cp.spawnSync(process.execPath,
       ['-e', 'const b = Buffer.alloc(2 * 1024 ** 3, 1); console.log(b.length)'],
-      { encoding: 'utf8', timeout: 20000 });
+      { encoding: 'utf8', timeout: 60000 });
     if (r.error) throw r.error;
     if (r.status === 0) return `child filled ${r.stdout.trim()} bytes`;
     if (r.signal) throw blocked(`child killed by ${r.signal} at the memory limit`, 'MemoryError');

@@ -39,4 +39,5 @@ if [ ! -x "$BRIG" ]; then
 fi
 export BRIG
 echo "# node $(node --version) ($(command -v node))"
-node "$e2e"
+# auto picks gVisor: one gVisor suite at a time (Makefile.am)
+flock "${top_builddir:-.}/tests/integration/gvisor.lock" node "$e2e"
