@@ -21,6 +21,8 @@ Scenarios (figure, in seconds):
               minus 2000 and the call's wall time minus 2
   shutdown    closing brig mcp with 3 x warm_pool idle containers: wall time to exit
   mcptimeout  a non-pooled run_code with timeout_seconds 1 (warm_pool 0): call wall time minus 1
+  mcpsigterm  SIGTERM to a brig mcp with the default policy (warm_pool 2: 6 idle boxes) while a
+              call runs `sleep 25`, as tests/mcp/e2e.mjs does: wall time until it exited
 """
 import argparse
 import json
@@ -156,11 +158,27 @@ def s_shutdown(backend, _n):
         os.unlink(policy.name)
 
 
+def s_mcpsigterm(backend, _n):
+    s = brig_mcp(BRIG, "--backend", backend, "-q")
+    try:
+        s.wait_pool({"python": 2, "node": 2, "shell": 2}, timeout=120)
+        rid = s.send_request("tools/call", {"name": "run_code", "arguments": {
+            "language": "shell", "code": "sleep 25", "timeout_seconds": 30}})
+        time.sleep(1.5)  # e2e.mjs waits until the call's container exists
+        t0 = time.monotonic()
+        s.p.terminate()
+        rc = s.p.wait(60)
+        return {"exit": time.monotonic() - t0}, rc == 0 and rid not in s.responses
+    finally:
+        if s.p.poll() is None:
+            s.kill()
+
+
 SCENARIOS = {"timeout": s_timeout, "flood": s_flood, "yes": s_yes, "forkbomb": s_forkbomb,
              "budget": s_budget, "pooltimeout": s_pooltimeout, "mcptimeout": s_mcptimeout,
-             "shutdown": s_shutdown}
+             "shutdown": s_shutdown, "mcpsigterm": s_mcpsigterm}
 DEFAULT_BACKENDS = {"pooltimeout": ["docker-api", "gvisor"], "shutdown": ["docker-api", "gvisor"],
-                    "mcptimeout": ["docker-api", "gvisor"]}
+                    "mcptimeout": ["docker-api", "gvisor"], "mcpsigterm": ["gvisor", "docker-api"]}
 
 
 class Competitor:
