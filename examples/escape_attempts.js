@@ -3,7 +3,13 @@
 //   brig run examples/escape_attempts.js
 //
 // Every line prints BLOCKED (the control held) or OK (the attempt worked: a hole), each as soon
-// as its attempt is decided, then a summary "N blocked, M open".  It runs as the sandboxed
+// as its attempt is decided, then a summary "N blocked, M open".  Each attempt is real: with its
+// control removed it succeeds (tests/integration/escape.py runs this script in a container
+// without brig's controls - privileged, root, a network, no limits - and every line must say OK
+// there); one that would change the host if it got through only opens for writing.  The
+// comment above each names the control(s) that stop it.  (Nothing tries /proc/sysrq-trigger,
+// /proc/kcore or /dev/mem: the CI host's kernel has none of them, so such a line could not be
+// shown to work without a control.)  It runs as the sandboxed
 // program, so it only uses Node's own modules.  Node has no raw syscall interface, so ptrace,
 // keyrings, unshare and mount(2) are left to escape_attempts.py and escape_attempts.sh; what
 // Node can reach - sockets, files, /proc, /sys, /dev, child processes, native code - it tries
@@ -14,7 +20,6 @@
 
 const cp = require('child_process');
 const dgram = require('dgram');
-const dns = require('dns');
 const fs = require('fs');
 const net = require('net');
 const path = require('path');
@@ -76,93 +81,101 @@ function tcpConnect(opts, ms) {
   })).finally(() => s.destroy());
 }
 
+// Open for writing and close again: proves the file could be changed without changing it.
+function openForWriting(p) {
+  fs.closeSync(fs.openSync(p, fs.constants.O_WRONLY));
+  return `opened ${p} for writing`;
+}
+
 function writeFile(p, data, flag = 'w') {
   fs.writeFileSync(p, data, { flag });
   return `wrote ${p}`;
 }
 
 async function main() {
-  // ---- network --------------------------------------------------------------------------
+  // ---- network (only the host is tried: no traffic leaves the machine) ------------------
 
-  await attempt('network: TCP connect to 1.1.1.1:53', () => tcpConnect({ host: '1.1.1.1', port: 53 }, 2000));
+  const routes = () => fs.readFileSync('/proc/net/route', 'utf8').trim().split('\n').slice(1)
+    .map((l) => l.split(/\s+/));
+  const gateway = () => {
+    const def = routes().find((r) => r[1] === '00000000');
+    if (!def) return null;
+    const b = Buffer.alloc(4);
+    b.writeUInt32LE(parseInt(def[2], 16));
+    return [...b].join('.');
+  };
 
-  await attempt('network: UDP DNS query to 8.8.8.8:53', () => {
-    const s = dgram.createSocket('udp4');
-    // a minimal DNS query for "." type NS: any answer at all means the packet got out and back
-    const q = Buffer.from([0x12, 0x34, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 2, 0, 1]);
-    return within(2000, 'udp', new Promise((resolve, reject) => {
-      s.once('message', () => resolve('got a DNS answer'));
-      s.once('error', reject);
-      s.send(q, 53, '8.8.8.8', (e) => e && reject(e));
-    })).finally(() => s.close());
+  // network none: the box has only lo
+  await attempt('network: an interface besides lo', () => {
+    const up = fs.readdirSync('/sys/class/net').filter((d) => d !== 'lo');
+    if (up.length) return `interfaces ${up.sort().join(', ')}`;
+    throw blocked('only lo', 'ENODEV');
   });
 
-  await attempt('network: DNS lookup (getaddrinfo)', () => within(5000, 'lookup',
-    dns.promises.lookup('example.com').then((a) => `example.com is ${a.address}`)));
+  // network none: no route out of the box
+  await attempt('network: a default route', () => {
+    const gw = gateway();
+    if (gw) return `default route via ${gw}`;
+    throw blocked(`no default route (${routes().length} routes)`, 'ENETUNREACH');
+  });
 
-  await attempt('network: DNS query via resolv.conf (c-ares)', () => within(5000, 'resolve4',
-    dns.promises.resolve4('example.com').then((a) => `example.com is ${a.join(',')}`)));
+  // network none: nothing reaches the host
+  await attempt('network: TCP to the host (the default gateway)', async () => {
+    const gw = gateway();
+    if (!gw) throw blocked('no default route, no gateway to try', 'ENETUNREACH');
+    try {
+      return await tcpConnect({ host: gw, port: 9 }, 2000);
+    } catch (e) {
+      if (e.code === 'ECONNREFUSED') return `${gw} answered (connection refused)`;
+      if (e.code === 'ETIMEDOUT') return `a SYN went out to ${gw} (no answer within 2 s)`;
+      throw e;
+    }
+  });
 
-  await attempt('network: Docker API at 172.17.0.1:2375',
-    () => tcpConnect({ host: '172.17.0.1', port: 2375 }, 2000));
-
-  await attempt('network: a default route exists', () => {
-    const routes = fs.readFileSync('/proc/net/route', 'utf8').trim().split('\n').slice(1);
-    const def = routes.find((l) => l.split(/\s+/)[1] === '00000000');
-    if (def) return `default route via ${def.split(/\s+/)[0]}`;
-    throw blocked(`no default route (${routes.length} routes)`);
+  // network none: nothing answers UDP either (the host's discard port)
+  await attempt('network: UDP to the host (the default gateway)', () => {
+    const gw = gateway();
+    if (!gw) throw blocked('no default route, no gateway to try', 'ENETUNREACH');
+    const s = dgram.createSocket('udp4');
+    return new Promise((resolve, reject) => {
+      s.once('error', reject);
+      s.send(Buffer.from('x'), 9, gw, (e) => (e ? reject(e) : resolve(`sent a datagram to ${gw}`)));
+    }).finally(() => s.close());
   });
 
   // ---- the image and the kernel's knobs -------------------------------------------------
 
+  // read-only root (and uid 65534)
   await attempt('write the image: /usr/bin/evil', () => writeFile('/usr/bin/evil', 'x'));
+  // uid 65534 (and the read-only root)
   await attempt('write /etc/passwd', () => writeFile('/etc/passwd', 'evil::0:0::/:/bin/sh\n', 'a'));
-  await attempt('/proc/sysrq-trigger', () => writeFile('/proc/sysrq-trigger', 'h'));
-  await attempt('write /proc/sys/kernel/core_pattern',
-    () => writeFile('/proc/sys/kernel/core_pattern', '|/tmp/x'));
-  await attempt('read host memory: /proc/kcore, /dev/mem', () => {
-    for (const p of ['/proc/kcore', '/dev/mem']) {
-      let fd;
-      try {
-        fd = fs.openSync(p, 'r');
-        const b = Buffer.alloc(64);
-        if (fs.readSync(fd, b, 0, 64, 0) > 0) return `read ${p}`;
-      } catch (e) {
-        if (!['ENOENT', 'EACCES', 'EPERM', 'EIO', 'EINVAL'].includes(e.code)) throw e;
-      } finally {
-        if (fd !== undefined) fs.closeSync(fd);
-      }
-    }
-    throw blocked('neither readable (absent, masked or denied)');
-  });
-
-  await attempt('cgroup release_agent / new cgroup', () => {
+  // uid 65534, /proc/sys read-only: only opened (a write would reach the host's kernel)
+  await attempt('/proc/sys/kernel/core_pattern (open for writing)',
+    () => openForWriting('/proc/sys/kernel/core_pattern'));
+  // /sys/fs/cgroup read-only, uid 65534 (release_agent only opened; a new cgroup removed again)
+  await attempt('cgroup: release_agent or a new cgroup', () => {
     const root = '/sys/fs/cgroup';
     const errs = [];
-    for (const c of fs.existsSync(root) ? fs.readdirSync(root) : []) {
-      for (const [p, fn] of [[`${root}/${c}/release_agent`, (q) => fs.writeFileSync(q, '/tmp/x')],
-        [`${root}/${c}/brig-escape`, (q) => fs.mkdirSync(q)]]) {
-        try {
-          fn(p);
-          return `changed ${p}`;
-        } catch (e) {
-          errs.push(e.code);
-        }
+    for (const c of fs.existsSync(root) ? fs.readdirSync(root).sort() : []) {
+      try {
+        return openForWriting(`${root}/${c}/release_agent`);
+      } catch (e) {
+        errs.push(e.code);
+      }
+      try {
+        fs.mkdirSync(`${root}/${c}/brig-escape`);
+        fs.rmdirSync(`${root}/${c}/brig-escape`);
+        return `created a cgroup under ${root}/${c}`;
+      } catch (e) {
+        errs.push(e.code);
       }
     }
-    throw blocked(`${errs.length} writes refused (${[...new Set(errs)].join(',') || 'no cgroupfs'})`);
-  });
-
-  await attempt('mount a tmpfs (mount(8))', () => {
-    fs.mkdirSync('/tmp/m', { recursive: true });
-    const r = cp.spawnSync('mount', ['-t', 'tmpfs', 'none', '/tmp/m'], { encoding: 'utf8', timeout: 5000 });
-    if (r.error) throw r.error;
-    if (r.status === 0) return 'mounted a tmpfs';
-    throw blocked(`mount failed (status ${r.status}): ${r.stderr.trim()}`);
+    throw blocked(`every write refused (${[...new Set(errs)].join(',') || 'no cgroupfs'})`);
   });
 
   // ---- identity and privileges ----------------------------------------------------------
 
+  // uid 65534, no capabilities
   await attempt('setuid(0)', () => { process.setuid(0); return `uid now ${process.getuid()}`; });
   await attempt('setgid(0) / setgroups([0])', () => {
     process.setgid(0);
@@ -170,34 +183,16 @@ async function main() {
     return `gid now ${process.getgid()}`;
   });
 
-  await attempt('setuid binary on the image', () => {
-    const found = [];
-    for (const d of ['/bin', '/usr/bin', '/sbin', '/usr/sbin']) {
-      let names = [];
-      try { names = fs.readdirSync(d); } catch { continue; }
-      for (const n of names) {
-        const p = path.join(d, n);
-        try {
-          const st = fs.statSync(p);
-          if (st.isFile() && (st.mode & 0o4000)) found.push(p);
-        } catch { /* dangling link */ }
-      }
-    }
-    for (const p of found) {
-      const r = cp.spawnSync(p, ['--help'], { timeout: 2000 });
-      if (r.status === 0) return `${p} ran set-uid`;
-    }
-    throw blocked(`${found.length} set-uid binaries, none usable (no-new-privileges)`);
-  });
-
-  await attempt('capabilities (CapEff != 0)', () => {
-    const line = fs.readFileSync('/proc/self/status', 'utf8').split('\n').find((l) => l.startsWith('CapEff:'));
+  // --cap-drop ALL: the bounding set is empty (a non-root uid alone would only empty CapEff)
+  await attempt('capabilities (CapBnd != 0)', () => {
+    const line = fs.readFileSync('/proc/self/status', 'utf8').split('\n').find((l) => l.startsWith('CapBnd:'));
     if (line && BigInt(`0x${line.split(/\s+/)[1]}`) !== 0n) return line.trim();
-    throw blocked('CapEff is 0');
+    throw blocked('CapBnd is 0');
   });
 
   // ---- devices and the engine -----------------------------------------------------------
 
+  // uid 65534, no devices but the engine's harmless ones
   await attempt('/dev access: a disk or the kernel log', () => {
     const disks = fs.readdirSync('/dev').filter((n) => /^(sd|vd|xvd|nvme|hd|loop|dm-)/.test(n));
     for (const p of [...disks.map((n) => `/dev/${n}`), '/dev/kmsg', '/dev/port']) {
@@ -212,12 +207,14 @@ async function main() {
     throw blocked(`no disk, /dev/kmsg or /dev/port to open (${disks.length} disk nodes)`);
   });
 
+  // nothing of the host mounted (and uid 65534)
   for (const sock of ['/var/run/docker.sock', '/run/containerd/containerd.sock']) {
     await attempt(`engine socket ${path.basename(sock)}`, () => tcpConnect({ path: sock }, 2000));
   }
 
   // ---- /tmp: noexec, size ---------------------------------------------------------------
 
+  // /tmp noexec
   await attempt('execute a script written to /tmp', () => {
     writeFile('/tmp/x.sh', '#!/bin/sh\necho ran\n');
     fs.chmodSync('/tmp/x.sh', 0o755);
@@ -232,6 +229,7 @@ async function main() {
     return 'ran /tmp/node2';
   });
 
+  // /tmp noexec for mmap(PROT_EXEC) too (a known gap under gVisor, tests/integration/escape.py)
   await attempt('load native code from /tmp (process.dlopen)', () => {
     // Any ELF shared object will do: if its segments map executable, dlopen gets as far as the
     // module registration (which a plain library fails): that is the hole.  In a child, so
@@ -252,6 +250,7 @@ async function main() {
     }
   });
 
+  // tmpfs_mb
   await attempt('fill /tmp beyond its size (200 MiB)', () => {
     const fd = fs.openSync('/tmp/big', 'w');
     const mb = Buffer.alloc(1 << 20);
@@ -266,6 +265,7 @@ async function main() {
 
   // ---- exhaustion -----------------------------------------------------------------------
 
+  // nofile
   await attempt('open 10000 files', () => {
     const fds = [];
     try {
@@ -276,6 +276,7 @@ async function main() {
     return 'opened 10000';
   });
 
+  // pids_limit
   await attempt('spawn 200 processes', async () => {
     // Each child stops itself (SIGSTOP): alive, using no CPU and no fd of ours, until killed.
     const kids = [];
@@ -302,13 +303,13 @@ async function main() {
     throw blocked(`${ok} started, then ${errs}`, 'pids limit');
   });
 
-  // Keep this one last: under gVisor the memory limit covers the sandbox's own kernel too, and
+  // memory_mb.  Keep this one last: under gVisor the memory limit covers the sandbox's own kernel too, and
   // reaching it ends the whole box, so nothing after it would be printed.
   await attempt('allocate 2 GiB of memory (in a child)', () => {
     // In a child, so that the kernel's OOM kill of it does not end this report (under runc).
     const r = cp.spawnSync(process.execPath,
       ['-e', 'const b = Buffer.alloc(2 * 1024 ** 3, 1); console.log(b.length)'],
-      { encoding: 'utf8', timeout: 20000 });
+      { encoding: 'utf8', timeout: 60000 });
     if (r.error) throw r.error;
     if (r.status === 0) return `child filled ${r.stdout.trim()} bytes`;
     if (r.signal) throw blocked(`child killed by ${r.signal} at the memory limit`, 'MemoryError');

@@ -8,6 +8,13 @@
 # dmesg.  Every line prints BLOCKED (the control held) or OK (the attempt worked: a hole), then
 # a summary "N blocked, M open".
 #
+# Each attempt is real: with its control removed it succeeds (tests/integration/escape.py runs
+# this script in a container without brig's controls - privileged, root, a network, no limits -
+# and every line must say OK there); one that would change the host if it got through only
+# opens for writing.  The comment above each names the control(s) that stop it.  (Nothing tries
+# /proc/sysrq-trigger, /proc/kcore, /dev/mem or the host's disks: the CI host's kernel has none
+# of the first three, and its dockerd cannot give a root container the disk.)
+#
 # Each attempt is a function that returns 0 only if the escape WORKED; it runs in a subshell
 # (a failing special builtin cannot end the report) and its output, on one line, is the detail.
 # Each line is printed as soon as its attempt is decided: if a limit ends the whole box (under
@@ -32,56 +39,77 @@ attempt() {
 	printf '%-8s %-45s %s\n' "$verdict" "$name" "${detail:-status $rc}"
 }
 
-# ---- network ---------------------------------------------------------------------------------
+# ---- network (only the host is tried: no traffic leaves the machine) -------------------------
 
-net_tcp() { nc -w 2 1.1.1.1 53 </dev/null && echo "connected"; }
-# nslookup prints "Address: ..." lines for each answer (and exits 0 on NXDOMAIN as well)
-lookup() {
-	out=$(nslookup example.com "$@" 2>&1)
-	echo "$out" | grep -q '^Address.*[0-9]' && return 0
+# the default route's gateway (the host's side of the bridge), from /proc/net/route's
+# little-endian hex
+gateway() {
+	while read -r _ dest gw _; do
+		[ "$dest" = 00000000 ] || continue
+		printf '%d.%d.%d.%d\n' "0x$(echo "$gw" | cut -c7-8)" "0x$(echo "$gw" | cut -c5-6)" \
+			"0x$(echo "$gw" | cut -c3-4)" "0x$(echo "$gw" | cut -c1-2)"
+		return 0
+	done </proc/net/route
+}
+# network none: the box has only lo
+net_iface() {
+	ifs=
+	for d in /sys/class/net/*; do
+		[ -e "$d" ] && [ "${d##*/}" != lo ] && ifs="$ifs ${d##*/}"
+	done
+	[ -n "$ifs" ] && { echo "interfaces$ifs"; return 0; }
+	echo "only lo"
+	return 1
+}
+# network none: no route out of the box
+net_route() {
+	gw=$(gateway)
+	[ -n "$gw" ] && { echo "default route via $gw"; return 0; }
+	echo "no default route"
+	return 1
+}
+# network none: nothing reaches the host; "refused" is an answer from it
+net_host_tcp() {
+	gw=$(gateway)
+	[ -n "$gw" ] || { echo "no default route, no gateway to try"; return 1; }
+	out=$(nc -w 2 "$gw" 9 </dev/null 2>&1)
+	rc=$?
+	case $out in *refused*) echo "$gw answered (connection refused)"; return 0 ;; esac
+	[ $rc -eq 0 ] && { echo "connected to $gw:9"; return 0; }
 	echo "$out"
 	return 1
 }
-net_dns() { lookup; }
-net_dns_direct() { lookup 8.8.8.8; }
-net_ping() { ping -c 1 -W 2 1.1.1.1; }
-net_docker_tcp() { nc -w 2 172.17.0.1 2375 </dev/null && echo "connected"; }
-net_route() {
-	routes=$(ip route 2>&1)
-	echo "$routes" | grep -q default && { echo "$routes"; return 0; }
-	echo "no default route: ${routes:-no routes}"
-	return 1
+# network none and CAP_NET_RAW dropped: ICMP needs a raw socket
+net_ping() {
+	gw=$(gateway)
+	[ -n "$gw" ] || { echo "no default route, no gateway to try"; return 1; }
+	ping -c 1 -W 2 "$gw"
 }
 
-attempt "network: TCP connect to 1.1.1.1:53" net_tcp
-attempt "network: DNS lookup" net_dns
-attempt "network: UDP DNS query to 8.8.8.8" net_dns_direct
-attempt "network: ICMP ping 1.1.1.1" net_ping
-attempt "network: Docker API at 172.17.0.1:2375" net_docker_tcp
-attempt "network: a default route exists" net_route
+attempt "network: an interface besides lo" net_iface
+attempt "network: a default route" net_route
+attempt "network: TCP to the host (the default gateway)" net_host_tcp
+attempt "network: ICMP ping to the host" net_ping
 
 # ---- the image and the kernel's knobs --------------------------------------------------------
 
+# read-only root (and uid 65534)
 write_image() { echo x >/usr/bin/evil && echo "wrote /usr/bin/evil"; }
 write_root() { touch /evil && echo "created /evil"; }
+# uid 65534 (and the read-only root)
 write_passwd() { echo 'evil::0:0::/:/bin/sh' >>/etc/passwd && echo "appended to /etc/passwd"; }
-sysrq() { echo h >/proc/sysrq-trigger && echo "wrote /proc/sysrq-trigger"; }
-core_pattern() { echo '|/tmp/x' >/proc/sys/kernel/core_pattern && echo "wrote core_pattern"; }
+# uid 65534, /proc/sys read-only: only opened for writing (`: >>`), never written
+core_pattern() { : >>/proc/sys/kernel/core_pattern && echo "opened core_pattern for writing"; }
+# /sys/fs/cgroup read-only, uid 65534 (release_agent only opened; a new cgroup removed again)
 cgroup_escape() {
 	for d in /sys/fs/cgroup/*; do
-		echo /tmp/x 2>/dev/null >"$d/release_agent" && { echo "wrote $d/release_agent"; return 0; }
-		mkdir "$d/brig-escape" 2>/dev/null && { echo "created $d/brig-escape"; return 0; }
+		: 2>/dev/null >>"$d/release_agent" && { echo "opened $d/release_agent for writing"; return 0; }
+		mkdir "$d/brig-escape" 2>/dev/null && rmdir "$d/brig-escape" && { echo "created a cgroup under $d"; return 0; }
 	done
 	echo "no release_agent or new cgroup under /sys/fs/cgroup"
 	return 1
 }
-# (to the current time: harmless should it work; BusyBox date reports a failure but exits 0)
-set_clock() {
-	out=$(date -s "$(date '+%Y-%m-%d %H:%M:%S')" 2>&1 >/dev/null)
-	[ -z "$out" ] && echo "set the clock" && return 0
-	echo "$out"
-	return 1
-}
+# uid 65534 and seccomp (syslog)
 kernel_log() {
 	out=$(dmesg 2>&1) && [ -n "$out" ] && { echo "$out" | head -n 1; return 0; }
 	echo "$out"
@@ -91,18 +119,19 @@ kernel_log() {
 attempt "write the image: /usr/bin/evil" write_image
 attempt "write the image: /evil" write_root
 attempt "write /etc/passwd" write_passwd
-attempt "/proc/sysrq-trigger" sysrq
-attempt "write /proc/sys/kernel/core_pattern" core_pattern
-attempt "cgroup release_agent / new cgroup" cgroup_escape
-attempt "set the host clock (date -s)" set_clock
+attempt "/proc/sys/kernel/core_pattern (open for writing)" core_pattern
+attempt "cgroup: release_agent or a new cgroup" cgroup_escape
 attempt "read the kernel log (dmesg)" kernel_log
 
 # ---- namespaces and mounts -------------------------------------------------------------------
 
-mount_tmpfs() { mkdir -p /tmp/m && mount -t tmpfs none /tmp/m && echo "mounted a tmpfs"; }
+# seccomp (the mount family), CAP_SYS_ADMIN dropped
+mount_tmpfs() { mkdir -p /tmp/m && mount -t tmpfs none /tmp/m && umount /tmp/m && echo "mounted a tmpfs"; }
 remount_root() { mount -o remount,rw / && echo "remounted / read-write"; }
+# seccomp (unshare)
 unshare_user() { unshare -r id -u && echo "in a new user namespace"; }
 unshare_mount() { unshare -m true && echo "in a new mount namespace"; }
+# seccomp (chroot), CAP_SYS_CHROOT dropped
 chroot_root() { chroot / true && echo "chrooted"; }
 
 attempt "mount a tmpfs" mount_tmpfs
@@ -113,44 +142,26 @@ attempt "chroot" chroot_root
 
 # ---- identity and privileges -----------------------------------------------------------------
 
-become_root() { start-stop-daemon -S -c root -x /bin/id -- -u && echo "became root"; }
+# uid 65534, no capabilities
+become_root() { start-stop-daemon -S -c root -p /tmp/none.pid -x /bin/busybox -- id -u && echo "became root"; }
 su_root() { su -c 'id -u' root </dev/null && echo "su worked"; }
-suid_binaries() {
-	found=$(find / -xdev -type f -perm -4000 2>/dev/null)
-	for f in $found; do
-		"$f" --help >/dev/null 2>&1 && { echo "$f ran set-uid"; return 0; }
-	done
-	echo "$(echo "$found" | grep -c .) set-uid binaries, none usable (no-new-privileges)"
-	return 1
-}
+# --cap-drop ALL: the bounding set is empty (a non-root uid alone would only empty CapEff)
 capabilities() {
-	eff=$(sed -n 's/^CapEff:[[:space:]]*//p' /proc/self/status)
-	case $eff in *[1-9a-f]*) echo "CapEff: $eff"; return 0 ;; esac
-	echo "CapEff is ${eff:-unreadable}"
+	bnd=$(sed -n 's/^CapBnd:[[:space:]]*//p' /proc/self/status)
+	case $bnd in *[1-9a-f]*) echo "CapBnd: $bnd"; return 0 ;; esac
+	echo "CapBnd is ${bnd:-unreadable}"
 	return 1
 }
 
 attempt "setuid(0) (start-stop-daemon -c root)" become_root
 attempt "su root" su_root
-attempt "setuid binary on the image" suid_binaries
-attempt "capabilities (CapEff != 0)" capabilities
+attempt "capabilities (CapBnd != 0)" capabilities
 
 # ---- devices and the engine ------------------------------------------------------------------
 
+# CAP_MKNOD dropped, uid 65534, seccomp (block and character devices)
 mknod_disk() { mknod /tmp/sda b 8 0 && echo "created a block device node"; }
-host_memory() {
-	for f in /dev/mem /proc/kcore; do
-		[ -n "$(head -c 16 "$f" 2>/dev/null | od -An -c)" ] && { echo "read $f"; return 0; }
-	done
-	echo "neither /dev/mem nor /proc/kcore readable"
-	return 1
-}
-see_disks() {
-	out=$(fdisk -l 2>/dev/null)
-	[ -n "$out" ] && { echo "$out" | head -n 1; return 0; }
-	echo "fdisk sees no disk"
-	return 1
-}
+# nothing of the host mounted
 engine_socket() {
 	for s in /var/run/docker.sock /run/docker.sock /run/containerd/containerd.sock; do
 		[ -S "$s" ] && { echo "$s is there"; return 0; }
@@ -162,14 +173,14 @@ engine_socket() {
 }
 
 attempt "/dev access: mknod a disk" mknod_disk
-attempt "read host memory (/dev/mem, /proc/kcore)" host_memory
-attempt "see the host's disks (fdisk -l)" see_disks
 attempt "docker.sock / containerd.sock" engine_socket
 
 # ---- /tmp: noexec, size ----------------------------------------------------------------------
 
+# /tmp noexec
 exec_script() { printf '#!/bin/sh\necho ran\n' >/tmp/x.sh && chmod 755 /tmp/x.sh && /tmp/x.sh; }
-exec_copy() { cp /bin/busybox /tmp/bb && chmod 755 /tmp/bb && /tmp/bb true && echo "ran /tmp/bb"; }
+exec_copy() { cp /bin/busybox /tmp/busybox && chmod 755 /tmp/busybox && /tmp/busybox true && echo "ran /tmp/busybox"; }
+# tmpfs_mb
 fill_tmp() {
 	out=$(dd if=/dev/zero of=/tmp/big bs=1M count=200 2>&1)
 	rc=$?
@@ -184,8 +195,10 @@ attempt "fill /tmp beyond its size (200 MiB)" fill_tmp
 
 # ---- exhaustion ------------------------------------------------------------------------------
 
+# nofile (hard limit)
 # shellcheck disable=SC3045 # BusyBox ash has ulimit -n
 raise_nofile() { ulimit -n 4096 && echo "open-files limit now $(ulimit -n)"; }
+# nofile
 open_files() {
 	# `exec N<` that fails ends this subshell (a special builtin): the count so far is in /tmp
 	(
@@ -201,6 +214,7 @@ open_files() {
 	rm -f /tmp/fds
 	return $rc
 }
+# pids_limit
 fork_many() {
 	# Background sleepers until fork fails ("can't fork" ends the inner subshell); then kill
 	# them with builtins only (no fork is possible while they live).
@@ -224,6 +238,7 @@ fork_many() {
 	echo "$n started, then fork failed"
 	return $rc
 }
+# memory_mb
 eat_memory() {
 	# a 16-byte string doubled 26 times: 1 GiB in one awk process (BusyBox awk's string
 	# lengths are ints: 2 GiB would overflow), OOM-killed at the limit

@@ -27,6 +27,13 @@ typedef struct spec_target {
 #define SPEC_BOX_GRACE_MS  3000
 #define SPEC_HEADER_FORMAT "BRIG-DEADLINE %lld\n"
 
+/* gVisor here runs with --network=none (scripts/setup-host registers runsc so): a box that
+ * asks for the network cannot be honoured under it, and is refused rather than run without. */
+#define SPEC_GVISOR_NO_NETWORK                                                                    \
+	"network: true cannot be honoured under gVisor: runsc is registered with --network=none " \
+	"here (scripts/setup-host), so the box would have no network; use isolation "             \
+	"\"container\" (backend docker-api or docker-cli) for a networked box"
+
 /* Build the final spec for one request.  Refuses (BRIG_E_REFUSED) input over max_input_bytes
  * and, in REFUSE mode, a timeout above max_timeout_seconds; in CLAMP mode writes a notice into
  * *notice (malloc'ed) when it clamped. */

@@ -1,4 +1,5 @@
 #!/bin/sh
 # The data-science image (tests/integration/data-image.py) with its example policy, under the
 # gVisor backend (runsc-seccomp); skips (77) when gVisor is not usable here, with the reason.
-BRIG_TEST_BACKEND=gvisor exec python3 "${top_srcdir:-.}/tests/integration/data-image.py"
+# One gVisor suite at a time (Makefile.am).
+BRIG_TEST_BACKEND=gvisor exec flock "${top_builddir:-.}/tests/integration/gvisor.lock" python3 "${top_srcdir:-.}/tests/integration/data-image.py"

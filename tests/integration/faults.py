@@ -21,7 +21,7 @@ people use /var/run/docker.sock concurrently; stopping or killing it would break
   be SIGKILLed, the holder and dockerd get a parent-death signal, and the next run cleans up
   what is left under /run/brig-faults/DEADPID (clean_stale).
 
-What it proves, for docker-cli and docker-api (BRIG_TEST_QUICK: docker-api only):
+What it proves, for docker-cli and docker-api:
   gc_is_a_noop                 `brig gc` with nothing orphaned: "removed 0 containers", exit 0
                                (every gc here goes through one backend's hooks: plugin_dir)
   audit_log_full               a 16 KiB tmpfs (private mount namespace) holding the audit log
@@ -39,7 +39,8 @@ What it proves, for docker-cli and docker-api (BRIG_TEST_QUICK: docker-api only)
                                dockerd answering, and again after dockerd restarts under it
   audit_log_complete           every brig invocation of this file left exactly one whole line in
                                the run's audit log (SIGKILLed ones aside)
-Skips (exit 77, "SKIP: ...") without root, unshare, nsenter, dockerd or the images.
+Reported in TAP (brigtest.Tap); the whole file skips ("1..0 # SKIP reason") without root, unshare,
+nsenter, dockerd or the images.
 """
 import atexit
 import ctypes
@@ -52,14 +53,12 @@ import subprocess
 import sys
 import tempfile
 import time
-import traceback
 
 import brigtest
 from brigtest import Run, skip
 
 BRIG = brigtest.BRIG
-QUICK = bool(os.environ.get("BRIG_TEST_QUICK"))
-BACKENDS = ["docker-api"] if QUICK else ["docker-cli", "docker-api"]
+BACKENDS = ["docker-cli", "docker-api"]
 IMAGES = ["brig/shell:bookworm", "brig/python:bookworm"]
 DOCKER = os.environ.get("DOCKER", "docker")
 # The shared engine, where the images come from (whatever DOCKER_HOST the caller had).
@@ -751,7 +750,7 @@ def main():
     signal.signal(signal.SIGHUP, on_signal)
     signal.signal(signal.SIGALRM, on_alarm)
     signal.alarm(BUDGET_S)
-    failed = 0
+    tap = brigtest.Tap()
     try:
         D.create_namespaces()
         try:
@@ -763,31 +762,25 @@ def main():
         os.environ["DOCKER_HOST"] = D.host  # brig, its docker clients, brigtest.docker()
         AUDIT = f"{D.data_dir}/audit.log"
         for test in TESTS:
-            t0 = time.monotonic()
-            try:
-                test()
-                print(f"PASS {test.__name__} ({elapsed(t0):.2f}s)", flush=True)
-            except Exception:  # noqa: BLE001 - report every failure and go on
-                failed += 1
-                print(f"FAIL {test.__name__} ({elapsed(t0):.2f}s)", flush=True)
-                traceback.print_exc(file=sys.stdout)
-                print(f"dockerd log tail:\n{D.log_tail()}", flush=True)
-        left = boxes() if D.running() else []
-        if left:
-            failed += 1
-            print(f"FAIL no_container_left: {left}")
-        else:
-            print("PASS no_container_left")
+            if not tap.run(test):
+                tap.diag(f"dockerd log tail:\n{D.log_tail()}")
+
+        def no_container_left():
+            left = boxes() if D.running() else []
+            assert not left, f"containers left behind: {left}"
+        tap.run(no_container_left, "no_container_left")
     finally:
         signal.alarm(0)
         D.teardown()
+
+    def teardown():
         leftovers = D._pids_left() if D.netns else set()
-        if leftovers:
-            failed += 1
-            print(f"FAIL teardown: processes left in the private namespaces: {sorted(leftovers)}")
-    print(f"{len(TESTS) + 1 - failed} passed, {failed} failed (backends {', '.join(BACKENDS)}; "
-          f"{elapsed(t_all):.1f} s)")
-    sys.exit(1 if failed else 0)
+        assert not leftovers, f"processes left in the private namespaces: {sorted(leftovers)}"
+    tap.run(teardown, "teardown")
+    tap.plan()
+    tap.diag(f"{tap.n - tap.failed} of {tap.n} passed (backends {', '.join(BACKENDS)}; "
+             f"{elapsed(t_all):.1f} s)")
+    sys.exit(1 if tap.failed else 0)
 
 
 if __name__ == "__main__":

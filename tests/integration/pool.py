@@ -8,6 +8,7 @@ output limit and cancellation hold on pooled containers; a clean shutdown leaves
 """
 import json
 import os
+import secrets
 import signal
 import subprocess
 import tempfile
@@ -19,6 +20,19 @@ from mcpclient import brig_mcp
 
 WARM = 2
 _server = None
+
+# Timing bounds, in seconds: 1.5 x the p99 measured by tests/bench/bounds.py (n=15 per backend,
+# the gVisor controls suite looping beside it as in make check -j2, lab host load 3-15),
+# rounded up to 0.5 s.  p99s (docker-api, gvisor): a pooled 2 s timeout's duration_ms past the
+# deadline 0.51, 2.99, the call's wall time past it 0.52, 2.99; closing a server with 3 x
+# warm_pool idle boxes 1.91, 2.61.  The cancel bound: kill + removal, measured as
+# pool_cancel_removed_s in this suite's own logs (# measure lines).
+BOUND = {
+    "timeout_over": {"docker-api": 1.0, "gvisor": 4.5},
+    "shutdown": {"docker-api": 3.0, "gvisor": 4.0},
+    "cancel_removed": {"docker-api": 3.0, "gvisor": 5.0},
+}
+
 
 
 def server():
@@ -93,7 +107,10 @@ def test_timeout_counts_from_handover():
     elapsed = time.monotonic() - t0
     assert r["pooled"] and r["verdict"] == "timeout" and r["timed_out"], short(r)
     assert r["stdout"] == "started\n", r  # the program ran until the deadline
-    assert 1900 <= r["duration_ms"] < 5000 and elapsed < 5, (short(r), elapsed)
+    brigtest.measure(f"pool_timeout_over_s/{BACKEND}", f"{r['duration_ms'] / 1000 - 2:.2f}")
+    over = BOUND["timeout_over"][BACKEND]
+    assert 2000 <= r["duration_ms"] <= 2000 + 1000 * over and elapsed < 2 + over, \
+        (short(r), elapsed)
     wait_gone([r["container"]])
 
 
@@ -113,22 +130,53 @@ def test_output_limit_on_pooled():
     wait_gone([r["container"]])
 
 
+# The command lines of every process in a box, read by a process `docker exec` starts in it:
+# independent of brig, and it sees gVisor's guest processes too (`docker top` of a runsc box
+# shows host processes, not the guest's).
+CMDLINES = ("import glob\nfor p in glob.glob('/proc/[0-9]*/cmdline'):\n    try:\n"
+            "        print(open(p, 'rb').read().replace(b'\\0', b' ').decode())\n"
+            "    except OSError:\n        pass\n")
+
+
+def running_marker(names, marker):
+    """Which of the containers `names` runs a process whose command line holds `marker`."""
+    for n in names:
+        r = docker("exec", n, "python3", "-c", CMDLINES)
+        if r.returncode == 0 and marker in r.stdout:
+            return n
+    return None
+
+
 def test_cancel_on_pooled():
+    """notifications/cancelled for a call running in a pooled container: THAT container is
+    killed and removed at once (not at its 30 s timeout), no response is sent, the server goes
+    on.  The call's container is found by the marker its program puts on its command line: a
+    removal of any other container (the pool's churn) does not count."""
     s = server()
     s.wait_pool({"python": WARM})
-    before = set(owned_by(s.pid))
+    idle = set(owned_by(s.pid))
+    marker = "brig-cancel-" + secrets.token_hex(6)
+    code = ("import os, sys\n"
+            f"os.execv(sys.executable, [sys.executable, '-c', 'import time; time.sleep(60)', "
+            f"'{marker}'])\n")
     rid = s.send_request("tools/call", {"name": "run_code", "arguments": {
-        "language": "python", "code": "import time\ntime.sleep(60)", "timeout_seconds": 30}})
-    time.sleep(1.0)
+        "language": "python", "code": code, "timeout_seconds": 30}})
+    end = time.monotonic() + 20
+    box = None
+    while box is None and time.monotonic() < end:
+        box = running_marker(owned_by(s.pid), marker)
+        time.sleep(0.1)
+    assert box, f"no container of the server runs {marker}"
+    assert box in idle, (box, idle)  # a pooled container, started before the call
+    t0 = time.monotonic()
     s.notify("notifications/cancelled", {"requestId": rid, "reason": "test"})
-    time.sleep(1.5)
+    wait_gone([box], timeout=BOUND["cancel_removed"][BACKEND])
+    took = time.monotonic() - t0
+    brigtest.measure(f"pool_cancel_removed_s/{BACKEND}", f"{took:.2f}")
+    time.sleep(0.5)
     assert rid not in s.responses, s.responses.get(rid)  # no response for a cancelled call
-    st = s.status()["pool"]
-    assert st["taken"] >= 1, st
     r = s.run_code("python", "print('after')")  # the server goes on
-    assert r["verdict"] == "success", short(r)
-    gone = [n for n in before if not container_exists(n)]
-    assert gone, "the cancelled call used no pooled container"
+    assert r["verdict"] == "success" and r["stdout"] == "after\n", short(r)
 
 
 def test_shutdown_leaves_nothing():
@@ -142,8 +190,8 @@ def test_shutdown_leaves_nothing():
     _server = None
     assert rc == 0, rc
     assert owned_by(s.pid) == [], owned_by(s.pid)
-    assert took < 5, took
-    print(f"    shutdown with {3 * WARM} idle containers: {took * 1000:.0f} ms")
+    brigtest.measure(f"pool_shutdown_s/{BACKEND}", f"{took:.2f}")
+    assert took < BOUND["shutdown"][BACKEND], took
 
 
 def test_gc_after_sigkill():
@@ -164,20 +212,7 @@ def test_cli_run_never_pools():
     assert r["verdict"] == "success" and r["pooled"] is False, r
 
 
-def require_backend():
-    r = subprocess.run([BRIG, "doctor", "--json"], capture_output=True, text=True, timeout=120)
-    try:
-        backends = {b["name"]: b for b in json.loads(r.stdout)["backends"]}
-    except (ValueError, KeyError):
-        brigtest.skip(f"brig doctor failed: {r.stderr.strip()[-300:]}")
-    b = backends.get(BACKEND)
-    if not b or not b["available"]:
-        brigtest.skip(f"backend {BACKEND} is not usable here: {b['reason'] if b else 'not installed'}")
-
-
 if __name__ == "__main__":
-    brigtest.require_engine()
-    require_backend()
     main([test_pooled_runs_once_each_and_refill, test_fresh_box_every_call,
           test_timeout_counts_from_handover, test_oom_on_pooled, test_output_limit_on_pooled,
           test_cancel_on_pooled, test_shutdown_leaves_nothing, test_gc_after_sigkill,

@@ -1,6 +1,7 @@
 /* cunit_main.h - one main() for every CUnit test program.
  * A test file defines `static CU_TestInfo tests[]` and calls BRIG_CUNIT_MAIN("suite", tests).
- * Exit status for automake: 0 all passed, 1 a failure, 77 skipped (BRIG_SKIP_TESTS=1).
+ * Exit status for automake: 0 all passed, 1 a failure (or no assertion failed but a test did),
+ * 77 when the suite ran no test at all; 99 when CUnit itself failed.
  */
 #ifndef BRIG_CUNIT_MAIN_H
 #define BRIG_CUNIT_MAIN_H

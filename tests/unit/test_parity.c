@@ -311,11 +311,34 @@ static void test_gvisor_runtime(void)
 	release(&r);
 }
 
+/* gVisor here has no network (runsc --network=none): a box asking for it is refused with the
+ * reason, never built to run without. */
+static void test_gvisor_network_refused(void)
+{
+	brig_policy *p = NULL;
+	brig_error *err = NULL;
+	CU_ASSERT_EQUAL_FATAL(brig_policy_load_string("{\"network\": true}", "t", &p, &err), 0);
+	brig_request req = { .language = BRIG_LANG_SHELL, .code = "true", .code_len = 4 };
+	spec_target t = { .runtime = "runsc-seccomp",
+			  .isolation = BRIG_ISOLATION_GVISOR,
+			  .init = "/usr/lib/brig/brig-init",
+			  .user = "2000000000:65534" };
+	brig_spec *s = NULL;
+	CU_ASSERT_EQUAL(spec_build(p, &req, BRIG_TIMEOUT_REFUSE, &t, &s, NULL, &err),
+			BRIG_E_UNAVAILABLE);
+	CU_ASSERT_PTR_NULL(s);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(err);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err->message, "cannot be honoured under gVisor"));
+	brig_error_free(err);
+	brig_policy_free(p);
+}
+
 static CU_TestInfo tests[] = {
 	{ "default python spec: CLI argv == API body", test_default_python },
 	{ "every language", test_every_language },
 	{ "custom limits, network on", test_custom_limits_and_network },
 	{ "gvisor runtime", test_gvisor_runtime },
+	{ "gvisor refuses network: true", test_gvisor_network_refused },
 	CU_TEST_INFO_NULL,
 };
 
