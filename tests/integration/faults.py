@@ -365,12 +365,17 @@ def run(backend, code, lang="shell", args=(), timeout=60):
 def plugin_dir(backend):
     """A plugin directory holding only `backend`: `brig gc` uses the first available backend
     that can list and remove (it has no --backend of its own), so this is how gc is made to go
-    through each backend's list_labelled/remove hooks."""
+    through each backend's list_labelled/remove hooks.  The runs use it too: gc removes only
+    the boxes of its own installation (brig.install, made from the plugin directory).  brig-init
+    is found beside the plugin directory."""
     d = f"{D.data_dir}/plugins-{backend}"
     if not os.path.isdir(d):
         os.makedirs(d)
-        src = os.path.join(os.environ.get("BRIG_BACKEND_DIR", ""), f"{backend}.so")
-        os.symlink(os.path.realpath(src), f"{d}/{backend}.so")
+        built = os.environ.get("BRIG_BACKEND_DIR", "")
+        os.symlink(os.path.realpath(os.path.join(built, f"{backend}.so")), f"{d}/{backend}.so")
+        init = f"{D.data_dir}/brig-init"
+        if not os.path.exists(init):
+            shutil.copy2(os.path.join(built, "..", "brig-init"), init)
     return d
 
 
@@ -387,14 +392,16 @@ def start_run(backend, code, lang="shell"):
     cmd = [BRIG, "run", "--backend", backend, "--audit-log", AUDIT, "-l", lang, "--json",
            "--timeout", "30", "-c", code]
     return popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
-                 preexec_fn=die_with_parent(signal.SIGTERM))
+                 preexec_fn=die_with_parent(signal.SIGTERM),
+                 env=dict(os.environ, BRIG_BACKEND_DIR=plugin_dir(backend)))
 
 
 def owner_of(p):
-    """The brig.owner label brig gives its box: "PID:STARTTIME"."""
+    """The brig.owner label brig gives its box: "PID:STARTTIME:PIDNS" (the inode of its pid
+    namespace: a pid is only unique within one)."""
     with open(f"/proc/{p.pid}/stat") as f:
         start = f.read().rsplit(")", 1)[1].split()[19]
-    return f"{p.pid}:{start}"
+    return f"{p.pid}:{start}:{os.stat(f'/proc/{p.pid}/ns/pid').st_ino}"
 
 
 def boxes(owner=None, running_only=False):
@@ -451,11 +458,11 @@ def test_gc_is_a_noop():
 
 
 def audit_child(backend, out_path):
-    """Run in a private mount namespace (unshare -m, see test_audit_log_full): mount a 16 KiB
+    """Run in a private mount namespace (unshare -m, see test_audit_log_full): mount a 128 KiB
     tmpfs, fill its audit log, run brig against it; report what happened as JSON."""
     d = tempfile.mkdtemp(prefix="brig-audit-")
     res = {}
-    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=16k", "brig-audit", d], check=True)
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=128k", "brig-audit", d], check=True)
     try:
         log_path = f"{d}/audit.log"
 
@@ -465,12 +472,11 @@ def audit_child(backend, out_path):
             return {"rc": r.rc, "stdout": r.stdout.decode(errors="replace"),
                     "stderr": r.stderr.decode(errors="replace"), "size": os.path.getsize(log_path)}
         res["roomy"] = one()
-        # Fill to 300 bytes short of 16 KiB with whole JSON lines: the next line (~700 bytes)
-        # gets a short write - the kernel fills the last page, then ENOSPC.
+        # Fill with whole JSON lines until less than brig's minimum free space (64 KiB) is
+        # left: brig must refuse before it starts anything, the log untouched.
         with open(log_path, "a") as f:
-            while os.path.getsize(log_path) < 16384 - 300:
-                room = 16384 - 300 - os.path.getsize(log_path)
-                f.write(json.dumps({"filler": "x" * max(1, min(80, room - 16))}) + "\n")
+            while os.statvfs(d).f_bavail * os.statvfs(d).f_frsize >= 60 * 1024:
+                f.write(json.dumps({"filler": "x" * 1000}) + "\n")
                 f.flush()
         res["prefilled"] = os.path.getsize(log_path)
         res["full1"] = one()
@@ -496,16 +502,21 @@ def test_audit_log_full():
         roomy, full1, full2 = res["roomy"], res["full1"], res["full2"]
         assert roomy["rc"] == 0, (b, roomy)
         for full in (full1, full2):
-            # the run happened (its result is on stdout) but could not be recorded: exit 125
+            # a run that could not be recorded does not start: exit 125, the error object
+            # on stdout, nothing ran, the log as it was
             assert full["rc"] == 125, (b, full)
-            assert json.loads(full["stdout"])["stdout"] == "ran\n", (b, full)
-            assert "audit log" in full["stderr"] and "No space left" in full["stderr"], (b, full)
-            assert full["size"] == res["prefilled"], (b, full, res["prefilled"])
+            err = json.loads(full["stdout"])["error"]
+            assert err["status"] == "audit" and "no room" in err["message"], (b, full)
+            assert set(json.loads(full["stdout"])) == {"error"}, (b, full)  # no result
+            assert "No space left" in full["stderr"], (b, full)
+            # (the refusal itself is recorded while the file system still has that room)
+            assert full["size"] >= res["prefilled"], (b, full, res["prefilled"])
         lines = res["log"].split("\n")
         assert lines[-1] == "", f"{b}: the audit log ends in a partial line: {lines[-1][-120:]!r}"
         parsed = [json.loads(line) for line in lines[:-1]]  # every line whole JSON
         runs = [e for e in parsed if "verdict" in e]
-        assert len(runs) == 1 and runs[0]["verdict"] == "success", (b, runs)
+        assert [e["verdict"] for e in runs] == ["success", "refused", "refused"], (b, runs)
+        assert all("no room" in e.get("error", "") for e in runs[1:]), (b, runs)
         log(f"{b}: audit log full: {full1['stderr'].strip().splitlines()[-1]}")
 
 
@@ -612,7 +623,9 @@ def test_daemon_stopped_before_run():
     assert not D.ping()
     for b in BACKENDS:
         r = run(b, "echo hi")
-        assert r.rc == 125 and r.result is None, (b, r)
+        # nothing ran: the error object alone, which says retrying may help
+        assert r.rc == 125 and set(r.result) == {"error"}, (b, r)
+        assert r.result["error"]["status"] == "unavailable" and r.result["error"]["transient"], r
         assert r.elapsed < 5, (b, f"{r.elapsed:.1f} s")
         assert b"not available" in r.stderr and D.sock.encode() in r.stderr, (b, r)
         p, t = gc(b)
