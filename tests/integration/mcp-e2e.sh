@@ -20,6 +20,12 @@ skip() {
 	exit 0
 }
 
+# a stage of scripts/test-all may leave this suite out (BRIG_TEST_CUT, as brigtest.py reads it)
+suite=mcp-${script%.mjs}
+for cut in ${BRIG_TEST_CUT:-}; do
+	[ "$cut" != "$suite" ] || skip "${BRIG_TEST_CUT_WHY:-cut from this run (BRIG_TEST_CUT)}"
+done
+
 command -v node >/dev/null 2>&1 || skip "node is not installed (the MCP SDK client needs node >= $need_node)"
 major=$(node -p 'process.versions.node.split(".")[0]' 2>/dev/null)
 [ "${major:-0}" -ge "$need_node" ] 2>/dev/null || skip "node ${major:-?} is too old (need >= $need_node)"
