@@ -179,7 +179,13 @@ def main():
             verdicts_ok += 1
         pooled += bool(sc.get("pooled"))
     if verdicts_ok != args.n:
-        failures.append(f"{args.n - verdicts_ok} calls did not succeed with the right output")
+        seen = {}
+        for rid in ids:
+            sc = results[rid].get("result", {}).get("structuredContent") or {}
+            v = sc.get("verdict", "no result")
+            seen[v] = seen.get(v, 0) + 1
+        failures.append(f"{args.n - verdicts_ok} calls did not succeed with the right output "
+                        f"(verdicts: {seen})")
     if srv.duplicates:
         failures.append(f"answered more than once: {srv.duplicates}")
     if len(results) != args.n:
