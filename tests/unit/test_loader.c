@@ -444,7 +444,7 @@ static void test_missing_feature_refused(void)
 	brig_request req = { .language = BRIG_LANG_SHELL, .code = "hi", .code_len = 2 };
 	brig_result res = { .struct_size = sizeof res };
 	brig_error *err = NULL;
-	CU_ASSERT_EQUAL(brig_run(ctx, &req, NULL, &res, &err), 0); /* no profile: usable */
+	CU_ASSERT_EQUAL_FATAL(brig_run(ctx, &req, NULL, &res, &err), 0); /* no profile: usable */
 	CU_ASSERT_STRING_EQUAL(res.backend, "fake-nofeat");
 	brig_result_clear(&res);
 	/* cancellation is a feature too: fake-nofeat has it, so a cancel fd is fine */
