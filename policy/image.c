@@ -217,3 +217,13 @@ char *policy_image_pinned_ref(const char *ref, const char *id)
 		return xstrdup(ref);
 	return xasprintf("%s@%s", ref, id);
 }
+
+char *policy_image_mismatch(const char *ref, const char *id)
+{
+	cleanup_free char *lookup = policy_image_lookup_ref(ref);
+	const char *pin = policy_image_pin(ref);
+	return xasprintf("%s names image %s now, not the pinned %s (neither its ID nor one of its "
+			 "registry digests): the image was rebuilt or the tag moved since it was "
+			 "pinned",
+			 lookup, id ? id : "(unknown)", pin ? pin : "(none)");
+}

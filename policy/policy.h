@@ -99,6 +99,9 @@ bool policy_image_pin_holds(const char *ref, const char *id, char *const *repo_d
 /* The pinned form of ref for the image with ID `id` (malloc'ed): NAME:TAG@ID for a tag, ref
  * itself when it is pinned already. */
 char *policy_image_pinned_ref(const char *ref, const char *id);
+/* Why the image with ID `id` that ref's lookup found does not hold ref's pin, naming both IDs
+ * (malloc'ed). */
+char *policy_image_mismatch(const char *ref, const char *id);
 
 /* Read the seccomp profile at absolute `path` (at most 1 MiB, must parse to a JSON object) into
  * *text (malloc'ed).  On failure returns -1 and says why (path included) in `why`. */

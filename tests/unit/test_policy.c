@@ -2081,6 +2081,73 @@ static void test_spec_same_box(void)
 	brig_policy_free(p);
 }
 
+/* The ID the engine found goes into the box when it is the image the policy pins; a tag that
+ * names another image now is refused with both IDs; the pool's "same box" test keys on it. */
+static void test_spec_image_id(void)
+{
+	brig_image_info found = { .struct_size = sizeof found, .id = "sha256:" HEX64 };
+	spec_target t = { .runtime = "runc",
+			  .isolation = BRIG_ISOLATION_CONTAINER,
+			  .init = TEST_INIT,
+			  .user = TEST_USER };
+	brig_request req = { .language = BRIG_LANG_SHELL, .code = "id", .code_len = 2 };
+	brig_policy *p = brig_policy_new_default();
+	brig_spec *a = NULL, *b = NULL;
+	brig_error *err = NULL;
+	/* not looked up: the box starts from the reference (the engine resolves it) */
+	CU_ASSERT_EQUAL_FATAL(spec_build(p, &req, BRIG_TIMEOUT_REFUSE, &t, &a, NULL, &err), 0);
+	CU_ASSERT_PTR_NULL(a->image_id);
+	CU_ASSERT_STRING_EQUAL(brig_spec_image(a), "brig/shell:bookworm");
+	/* a tag: the ID it names now */
+	t.image = &found;
+	CU_ASSERT_EQUAL_FATAL(spec_build(p, &req, BRIG_TIMEOUT_REFUSE, &t, &b, NULL, &err), 0);
+	CU_ASSERT_STRING_EQUAL(b->image_id, "sha256:" HEX64);
+	CU_ASSERT_STRING_EQUAL(brig_spec_image(b), "sha256:" HEX64);
+	CU_ASSERT_FALSE(spec_same_box(a, b)); /* a box of another image is another box */
+	json_object *js = spec_to_json(b);
+	json_object *v = NULL;
+	CU_ASSERT_TRUE(json_object_object_get_ex(js, "image_id", &v));
+	CU_ASSERT_STRING_EQUAL(json_object_get_string(v), "sha256:" HEX64);
+	json_object_put(js);
+	spec_free(a);
+	/* the tag rebuilt: the same reference, another ID, another box */
+	brig_image_info rebuilt = { .struct_size = sizeof rebuilt, .id = "sha256:" OTHER64 };
+	t.image = &rebuilt;
+	CU_ASSERT_EQUAL_FATAL(spec_build(p, &req, BRIG_TIMEOUT_REFUSE, &t, &a, NULL, &err), 0);
+	CU_ASSERT_STRING_EQUAL(a->image, b->image);
+	CU_ASSERT_FALSE(spec_same_box(a, b));
+	spec_free(a);
+	a = NULL;
+	/* pinned NAME:TAG@ID: holds while the tag names that ID */
+	override_ok(p, "images.shell", "brigtest/pin:t@sha256:" HEX64, false);
+	t.image = &found;
+	CU_ASSERT_EQUAL_FATAL(spec_build(p, &req, BRIG_TIMEOUT_REFUSE, &t, &a, NULL, &err), 0);
+	CU_ASSERT_STRING_EQUAL(a->image, "brigtest/pin:t@sha256:" HEX64);
+	CU_ASSERT_STRING_EQUAL(a->image_id, "sha256:" HEX64);
+	spec_free(a);
+	a = NULL;
+	/* ... and is refused, naming both IDs, once it names another */
+	t.image = &rebuilt;
+	CU_ASSERT_EQUAL(spec_build(p, &req, BRIG_TIMEOUT_REFUSE, &t, &a, NULL, &err),
+			BRIG_E_REFUSED);
+	CU_ASSERT_PTR_NULL(a);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(err);
+	CU_ASSERT_TRUE(starts_with(err->message,
+				   "images.shell: brigtest/pin:t names image sha256:" OTHER64
+				   " now, not the pinned sha256:" HEX64));
+	CU_ASSERT_PTR_NOT_NULL(strstr(err->message, "nothing was started"));
+	brig_error_free(err);
+	err = NULL;
+	/* a registry digest of the image the tag names holds the pin */
+	char *digests[] = { "reg.example/pin@sha256:" HEX64, NULL };
+	rebuilt.repo_digests = digests;
+	CU_ASSERT_EQUAL_FATAL(spec_build(p, &req, BRIG_TIMEOUT_REFUSE, &t, &a, NULL, &err), 0);
+	CU_ASSERT_STRING_EQUAL(a->image_id, "sha256:" OTHER64);
+	spec_free(a);
+	spec_free(b);
+	brig_policy_free(p);
+}
+
 static CU_TestInfo tests[] = {
 	{ "defaults", test_defaults },
 	{ "empty object is the defaults", test_empty_object_is_defaults },
@@ -2164,6 +2231,7 @@ static CU_TestInfo tests[] = {
 	{ "parse /proc stat starttime", test_parse_starttime },
 	{ "warm pool keys: defaults, edges, types, overrides", test_warm_pool_keys },
 	{ "spec_same_box", test_spec_same_box },
+	{ "spec: the image ID and its pin", test_spec_image_id },
 	{ "spec: the gVisor box is final (wrapper, env, slack)", test_spec_gvisor_final_box },
 	{ "outcome -> result: verdicts, marker, cap", test_finish_outcome },
 	CU_TEST_INFO_NULL,
