@@ -139,9 +139,9 @@ int cmd_images(int argc, char **argv)
 		"creation time, the runtime and Debian package it carries (its org.brig.* labels;\n"
 		"\"unknown\" for an image built without them), whether it is present, whether the\n"
 		"policy pins it, and the reference that pins it, to paste into the policy's\n"
-		"\"images\" (with \"require_pinned\": true, tags are refused).  Nothing is "
-		"started\n"
-		"or pulled.  Exit 0 when every image is present and holds its pin, 1 if not.\n"
+		"\"images\" (with \"require_pinned\": true, tags are refused).  Nothing is\n"
+		"pulled and no run is started.  Exit 0 when every image is present and holds\n"
+		"its pin, 1 if not.\n"
 		"      --json             the report as one JSON object\n\n");
 	if (r)
 		return r < 0 ? 0 : r;
