@@ -193,12 +193,15 @@ static json_object *image_report(const brig_ctx *ctx, const loaded_backend *lb, 
 	} else {
 		for (size_t i = 0; i < sizeof found_keys / sizeof *found_keys; i++)
 			json_object_object_add(o, found_keys[i], NULL);
-		json_object_object_add(
-			o, "problem",
-			r == 0 ? json_object_new_string(
-					 "not in the engine, and brig never pulls: build it with "
-					 "scripts/setup-host (or scripts/build-images)")
-			       : NULL);
+		/* a rebuild gives a pinned reference another ID: it needs a new pin too */
+		const char *why =
+			!policy_image_pin(ref)
+				? "not in the engine, and brig never pulls: build it with "
+				  "scripts/setup-host (or scripts/build-images)"
+				: "not in the engine, and brig never pulls: build the image "
+				  "(scripts/build-images) and pin the new one (`brig images` "
+				  "prints the line)";
+		json_object_object_add(o, "problem", r == 0 ? json_object_new_string(why) : NULL);
 	}
 	json_object_object_add(o, "error", r < 0 && e ? json_object_new_string(e->message) : NULL);
 	brig_error_free(e);

@@ -439,6 +439,22 @@ static void test_images_report(void)
 	brig_ctx_free(ctx);
 }
 
+/* A pinned image that is gone: rebuilding it is not enough, it needs a new pin. */
+static void test_images_pinned_missing(void)
+{
+	brig_ctx *ctx = make_ctx("{\"images\": {\"node\": \"x/missing:1@" FAKE_ID "\"}}");
+	json_object *rep = brig_images_object(ctx), *v = NULL;
+	json_object *node = image_entry(rep, BRIG_LANG_NODE);
+	CU_ASSERT(json_object_object_get_ex(node, "present", &v) && v &&
+		  !json_object_get_boolean(v));
+	CU_ASSERT(json_object_object_get_ex(node, "pinned", &v) && json_object_get_boolean(v));
+	CU_ASSERT_STRING_EQUAL(entry_str(node, "pin"), FAKE_ID);
+	CU_ASSERT_PTR_NULL(entry_str(node, "pin_ref"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(entry_str(node, "problem"), "pin the new one"));
+	json_object_put(rep);
+	brig_ctx_free(ctx);
+}
+
 /* A backend that cannot start a box from an ID runs tags as before, and is refused a pinned
  * image rather than run it by a name that may have moved. */
 static void test_pinned_needs_image_id_feature(void)
@@ -845,6 +861,7 @@ static CU_TestInfo tests[] = {
 	{ "sha256: FIPS 180-2 vectors, nettle loaded per hash", test_sha256_vectors },
 	{ "cancel fd reaches the backend", test_cancel_fd },
 	{ "images report", test_images_report },
+	{ "images report: a pinned image that is gone", test_images_pinned_missing },
 	{ "pinned image needs BRIG_FEATURE_IMAGE_ID", test_pinned_needs_image_id_feature },
 	{ "status json", test_status_json },
 	{ "plugin writable by others refused", test_writable_plugin_refused },
