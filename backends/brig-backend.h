@@ -34,7 +34,7 @@
 #include "brig.h"
 
 #define BRIG_BACKEND_ABI_MAJOR    2
-#define BRIG_BACKEND_ABI_MINOR    0
+#define BRIG_BACKEND_ABI_MINOR    1
 #define BRIG_BACKEND_ENTRY_SYMBOL "brig_backend_entry"
 
 enum brig_log_level {
@@ -102,6 +102,19 @@ typedef struct brig_outcome {
 	bool transient; /* sandbox_error may go away by itself (engine unreachable) */
 } brig_outcome;
 
+/* What image_inspect() found (appended in ABI 2.1).  The host allocates it and sets
+ * struct_size; the plugin fills what that covers; the arrays and their strings are malloc'ed by
+ * the plugin and freed by the host. */
+typedef struct brig_image_info {
+	size_t struct_size;
+	char id[80];         /* "sha256:<64 hex>" */
+	int64_t size;        /* bytes, -1 unknown */
+	char created[64];    /* as the engine reports it (RFC 3339), "" unknown */
+	char **repo_tags;    /* "NAME:TAG", NULL-terminated, or NULL */
+	char **repo_digests; /* "NAME@sha256:<64 hex>": the registry digests it is known by */
+	char **labels;       /* "KEY=VALUE", NULL-terminated, or NULL */
+} brig_image_info;
+
 /* Feature bits: what of a spec the backend honours.  The host computes what a spec needs and
  * refuses a backend lacking any of it (never runs a box with less than it describes). */
 #define BRIG_FEATURE_SECCOMP_PROFILE (1u << 0) /* spec->seccomp_profile */
@@ -109,6 +122,7 @@ typedef struct brig_outcome {
 #define BRIG_FEATURE_MOUNTS          (1u << 2) /* spec->mounts (bind and volume) */
 #define BRIG_FEATURE_NETWORKS        (1u << 3) /* spec->network other than none and bridge */
 #define BRIG_FEATURE_MASKED_PATHS    (1u << 4) /* spec->masked_paths */
+#define BRIG_FEATURE_IMAGE_ID        (1u << 5) /* starts the box from spec->image_id */
 
 typedef struct brig_backend {
 	uint32_t abi_major;
@@ -157,6 +171,11 @@ typedef struct brig_backend {
 	/* Remove the container of a handle (used or not) and free the handle.  A failed removal
 	 * is logged; the brig label lets `brig gc` find the container later. */
 	void (*discard)(void *handle);
+
+	/* ---- appended in ABI 2.1 ---- */
+	/* Look an image up with what brig shows of it (`brig images`) and checks a pin against:
+	 * 1 present (*info filled), 0 absent.  Never pulls. */
+	int (*image_inspect)(const char *image, brig_image_info *info, brig_error **err);
 } brig_backend;
 
 /* Fields up to and including `run` are required of every plugin. */

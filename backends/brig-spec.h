@@ -53,7 +53,7 @@ typedef struct brig_spec {
 	/* ---- identity ---- */
 	char *name;     /* container name, "brig-" + 16 hex digits, unique per box */
 	char *language; /* "python" | "node" | "shell" */
-	char *image;    /* tag-, digest- or ID-qualified reference, never pulled */
+	char *image;    /* the policy's reference (tag, digest or ID), never pulled; see image_id */
 	char **labels;  /* "key=value", NULL-terminated; always includes "brig=1" and the owner */
 
 	/* ---- the process ---- */
@@ -112,6 +112,19 @@ typedef struct brig_spec {
 				  * (the program's cap plus the wrapper line's slack) */
 	size_t output_limit;     /* the program's own cap (the policy's max_output_bytes) */
 	size_t max_input_bytes;
+
+	/* ---- appended in ABI 2.1 ---- */
+	/* The image the box starts from, "sha256:<64 hex>": what `image` named when the host
+	 * looked it up for this box, verified against the policy's pin (BRIG_FEATURE_IMAGE_ID).
+	 * NULL when the host did not look it up: the box starts from `image`. */
+	char *image_id;
 } brig_spec;
+
+/* The reference a backend starts the box from: the verified ID, so that a tag moved between
+ * the host's lookup and the container's creation cannot put another image in the box. */
+static inline const char *brig_spec_image(const brig_spec *s)
+{
+	return BRIG_HAS_FIELD(s, brig_spec, image_id) && s->image_id ? s->image_id : s->image;
+}
 
 #endif /* BRIG_SPEC_H */

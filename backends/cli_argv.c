@@ -107,7 +107,7 @@ char **cli_render_argv(const brig_spec *spec, const char *docker, const char *se
 	for (char **e = spec->env; e && *e; e++)
 		add2(&b, "--env", xstrdup(*e));
 	add2(&b, "--log-driver", xstrdup(spec->log_driver));
-	add(&b, xstrdup(spec->image));
+	add(&b, xstrdup(brig_spec_image(spec)));
 	for (char **a = spec->argv; a && *a; a++)
 		add(&b, xstrdup(*a));
 	return b.v;

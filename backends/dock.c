@@ -268,10 +268,68 @@ int dock_remove(const char *name, brig_error **err)
 			   resp.status, txt);
 }
 
-int dock_image_id(const char *image, char *id, size_t id_len, brig_error **err)
+/* The strings of a JSON array ("RepoTags", "RepoDigests"), NULL when absent or empty. */
+static char **json_strv(json_object *o, const char *key)
 {
-	if (id_len)
-		id[0] = '\0';
+	json_object *a = NULL;
+	if (!json_object_object_get_ex(o, key, &a) || !json_object_is_type(a, json_type_array) ||
+	    json_object_array_length(a) == 0)
+		return NULL;
+	size_t n = json_object_array_length(a), k = 0;
+	char **v = xcalloc(n + 1, sizeof *v);
+	for (size_t i = 0; i < n; i++) {
+		json_object *e = json_object_array_get_idx(a, i);
+		if (json_object_is_type(e, json_type_string))
+			v[k++] = xstrdup(json_object_get_string(e));
+	}
+	return v;
+}
+
+/* Config.Labels as "KEY=VALUE" strings, NULL when there are none. */
+static char **labels_strv(json_object *o)
+{
+	json_object *cfg = NULL, *labels = NULL;
+	if (!json_object_object_get_ex(o, "Config", &cfg) ||
+	    !json_object_object_get_ex(cfg, "Labels", &labels) ||
+	    !json_object_is_type(labels, json_type_object) ||
+	    json_object_object_length(labels) == 0)
+		return NULL;
+	char **v = xcalloc((size_t)json_object_object_length(labels) + 1, sizeof *v);
+	size_t k = 0;
+	json_object_object_foreach(labels, key, val)
+	{
+		if (json_object_is_type(val, json_type_string))
+			v[k++] = xasprintf("%s=%s", key, json_object_get_string(val));
+	}
+	return v;
+}
+
+int dock_image_parse(json_object *o, brig_image_info *info)
+{
+	const char *id = json_str(o, "Id");
+	if (!id || strncmp(id, "sha256:", 7) != 0 || strlen(id) >= sizeof info->id)
+		return -1;
+	snprintf(info->id, sizeof info->id, "%s", id);
+	json_object *size = NULL;
+	if (BRIG_HAS_FIELD(info, brig_image_info, size))
+		info->size = json_object_object_get_ex(o, "Size", &size) &&
+					     json_object_is_type(size, json_type_int)
+				     ? json_object_get_int64(size)
+				     : -1;
+	const char *created = json_str(o, "Created");
+	if (BRIG_HAS_FIELD(info, brig_image_info, created))
+		snprintf(info->created, sizeof info->created, "%s", created ? created : "");
+	if (BRIG_HAS_FIELD(info, brig_image_info, repo_tags))
+		info->repo_tags = json_strv(o, "RepoTags");
+	if (BRIG_HAS_FIELD(info, brig_image_info, repo_digests))
+		info->repo_digests = json_strv(o, "RepoDigests");
+	if (BRIG_HAS_FIELD(info, brig_image_info, labels))
+		info->labels = labels_strv(o);
+	return 0;
+}
+
+int dock_image_inspect(const char *image, brig_image_info *info, brig_error **err)
+{
 	if (!valid_image(image))
 		return plugin_fail(err, BRIG_E_USAGE, 0, "not an image reference: \"%s\"",
 				   image ? image : "");
@@ -285,16 +343,31 @@ int dock_image_id(const char *image, char *id, size_t id_len, brig_error **err)
 	json_object *o = resp.status == 200
 				 ? json_tokener_parse(resp.body.data ? resp.body.data : "")
 				 : NULL;
-	const char *v = json_str(o, "Id");
-	if (resp.status == 200 && v && strncmp(v, "sha256:", 7) == 0) {
-		snprintf(id, id_len, "%s", v);
-		json_object_put(o);
-		return 1;
-	}
+	r = o ? dock_image_parse(o, info) : -1;
 	json_object_put(o);
+	if (r == 0)
+		return 1;
 	cleanup_free char *txt = dock_error_text(&resp);
 	return plugin_fail(err, BRIG_E_SANDBOX, 0, "looking up image %s: HTTP %ld: %s", image,
 			   resp.status, resp.status == 200 ? "no image ID in the answer" : txt);
+}
+
+int dock_image_id_via(dock_inspect_fn inspect, const char *image, char *id, size_t id_len,
+		      brig_error **err)
+{
+	/* only the ID: the struct ends there for the parser */
+	brig_image_info info = { .struct_size = offsetof(brig_image_info, size) };
+	if (id_len)
+		id[0] = '\0';
+	int r = inspect(image, &info, err);
+	if (r == 1)
+		snprintf(id, id_len, "%s", info.id);
+	return r;
+}
+
+int dock_image_id(const char *image, char *id, size_t id_len, brig_error **err)
+{
+	return dock_image_id_via(dock_image_inspect, image, id, id_len, err);
 }
 
 /* RFC 3986 percent-encoding of everything but the unreserved characters. */

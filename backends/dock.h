@@ -19,7 +19,7 @@
 /* What the libdock plugins honour of a spec (brig-backend.h). */
 #define DOCK_FEATURES                                                               \
 	(BRIG_FEATURE_SECCOMP_PROFILE | BRIG_FEATURE_CANCEL | BRIG_FEATURE_MOUNTS | \
-	 BRIG_FEATURE_MASKED_PATHS)
+	 BRIG_FEATURE_MASKED_PATHS | BRIG_FEATURE_IMAGE_ID)
 
 /* Once per plugin, from its entry point: remember the host, initialise libcurl. */
 void dock_init(const brig_host_services *host);
@@ -64,6 +64,14 @@ int dock_run(const brig_spec *spec, const brig_run_control *ctl, brig_outcome *o
 	     brig_error **err);
 int dock_remove(const char *name, brig_error **err);
 int dock_image_id(const char *image, char *id, size_t id_len, brig_error **err);
+int dock_image_inspect(const char *image, brig_image_info *info, brig_error **err);
+/* The image_id hook of a plugin, answered by its image_inspect hook. */
+typedef int (*dock_inspect_fn)(const char *image, brig_image_info *info, brig_error **err);
+int dock_image_id_via(dock_inspect_fn inspect, const char *image, char *id, size_t id_len,
+		      brig_error **err);
+/* One image as GET /images/{name}/json and `docker image inspect` describe it, into *info (as
+ * far as its struct_size reaches): 0, or -1 when it has no image ID. */
+int dock_image_parse(json_object *o, brig_image_info *info);
 int dock_list_labelled(const char *label, char ***names, char ***owners, brig_error **err);
 /* Prepared containers for the host's warm pool (dock_pool.c). */
 int dock_prepare(const brig_spec *spec, void **handle, brig_error **err);

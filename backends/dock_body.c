@@ -155,7 +155,7 @@ static json_object *host_config(const brig_spec *s, bool full_seccomp)
 json_object *dock_create_body(const brig_spec *s, bool full_seccomp)
 {
 	json_object *b = json_object_new_object();
-	add_str(b, "Image", s->image);
+	add_str(b, "Image", brig_spec_image(s));
 	json_object_object_add(b, "Cmd", str_array(s->argv));
 	json_object_object_add(b, "Env", str_array(s->env));
 	json_object_object_add(b, "Labels", labels_object(s->labels));

@@ -30,6 +30,7 @@ static const brig_backend docker_api_backend = {
 	.prepare = dock_prepare,
 	.run_prepared = dock_run_prepared,
 	.discard = dock_discard,
+	.image_inspect = dock_image_inspect,
 };
 
 __attribute__((visibility("default"))) const brig_backend *

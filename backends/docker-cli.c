@@ -371,31 +371,43 @@ static int cli_run_spec(const brig_spec *spec, const brig_run_control *ctl, brig
 
 /* ---- images / gc ----------------------------------------------------------------------- */
 
-static int cli_image_id(const char *image, char *id, size_t id_len, brig_error **err)
+/* `docker image inspect IMAGE`: the same JSON as the Engine API's, in an array of one. */
+static int cli_image_inspect(const char *image, brig_image_info *info, brig_error **err)
 {
-	if (id_len)
-		id[0] = '\0';
 	if (!docker())
 		return plugin_fail(err, BRIG_E_UNAVAILABLE, 0, "docker CLI not found");
-	char *argv[] = { (char *)docker(), "image",       "inspect", "--format",
-			 "{{.Id}}",        (char *)image, NULL };
+	if (!image || !*image || image[0] == '-')
+		return plugin_fail(err, BRIG_E_USAGE, 0, "not an image reference: \"%s\"",
+				   image ? image : "");
+	char *argv[] = { (char *)docker(), "image", "inspect", "--", (char *)image, NULL };
 	strbuf out, er;
 	sb_init(&out);
 	sb_init(&er);
 	int st = proc_run_capture(argv, CLI_TIMEOUT_MS, &out, &er);
-	trim(&out);
+	trim(&er);
 	int r = 0;
-	if (st == 0 && out.data && strncmp(out.data, "sha256:", 7) == 0) {
-		snprintf(id, id_len, "%s", out.data);
+	json_object *arr = st == 0 ? json_tokener_parse(out.data ? out.data : "") : NULL;
+	json_object *o =
+		json_object_is_type(arr, json_type_array) && json_object_array_length(arr) == 1
+			? json_object_array_get_idx(arr, 0)
+			: NULL;
+	if (o && dock_image_parse(o, info) == 0)
 		r = 1;
-	} else if (st != 0 && !strstr(er.data ? er.data : "", "No such image")) {
-		trim(&er);
+	else if (st == 0)
+		r = plugin_fail(err, BRIG_E_SANDBOX, 0,
+				"docker image inspect %s: no image ID in its answer", image);
+	else if (!strstr(er.data ? er.data : "", "No such image"))
 		r = plugin_fail(err, BRIG_E_SANDBOX, 0, "docker image inspect %s: %s", image,
 				er.len ? er.data : "failed");
-	}
+	json_object_put(arr);
 	sb_free(&out);
 	sb_free(&er);
 	return r;
+}
+
+static int cli_image_id(const char *image, char *id, size_t id_len, brig_error **err)
+{
+	return dock_image_id_via(cli_image_inspect, image, id, id_len, err);
 }
 
 static int cli_list_labelled(const char *label, char ***names, char ***owners, brig_error **err)
@@ -451,7 +463,8 @@ static const brig_backend cli_backend = {
 	.description = "Docker CLI: one `docker run` process per run (runc)",
 	.isolation = BRIG_ISOLATION_CONTAINER,
 	.speed_rank = 20,
-	.features = BRIG_FEATURE_SECCOMP_PROFILE | BRIG_FEATURE_CANCEL | BRIG_FEATURE_MOUNTS,
+	.features = BRIG_FEATURE_SECCOMP_PROFILE | BRIG_FEATURE_CANCEL | BRIG_FEATURE_MOUNTS |
+		    BRIG_FEATURE_IMAGE_ID,
 	.default_runtime = "runc",
 	.probe = cli_probe,
 	.explain = cli_explain,
@@ -459,6 +472,7 @@ static const brig_backend cli_backend = {
 	.remove = cli_remove,
 	.image_id = cli_image_id,
 	.list_labelled = cli_list_labelled,
+	.image_inspect = cli_image_inspect,
 };
 
 __attribute__((visibility("default"))) const brig_backend *

@@ -38,6 +38,7 @@ static const brig_backend gvisor_backend = {
 	.prepare = dock_prepare,
 	.run_prepared = dock_run_prepared,
 	.discard = dock_discard,
+	.image_inspect = dock_image_inspect,
 };
 
 __attribute__((visibility("default"))) const brig_backend *

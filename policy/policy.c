@@ -21,7 +21,6 @@
 
 #define POLICY_FILE_MAX   (1024 * 1024) /* policy and seccomp files; real ones are ~1 KiB */
 #define POLICY_JSON_DEPTH 16            /* a policy is 2 levels deep; refuse absurd nesting early */
-#define IMAGE_REF_MAX     512
 #define POLICY_ID_MAX     4294967294ULL /* (uid_t)-1 means "unchanged" to the kernel */
 #define OVERRIDE_ORIGIN   "command line"
 #define ALNUM             "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
@@ -127,11 +126,6 @@ static bool has_control_char(const char *s)
 		if ((unsigned char)*s < 0x20 || *s == 0x7f)
 			return true;
 	return false;
-}
-
-static bool is_lower_hex(const char *s, size_t n)
-{
-	return strlen(s) == n && strspn(s, "0123456789abcdef") == n;
 }
 
 static void replace_str(char **slot, const char *v)
@@ -377,140 +371,6 @@ static int check_audit_log(const char *v, char *why, size_t n)
 	return -1;
 }
 
-/* ---- image references ------------------------------------------------------------------------ */
-
-/* Characters of a reference: a strict subset also keeps shell and flag syntax out of argv. */
-static const char *bad_ref_char(const char *ref)
-{
-	for (const char *s = ref; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		if (c <= 0x20 || c >= 0x7f)
-			return "whitespace, a control character or a non-ASCII byte";
-		if (!strchr(ALNUM "._-/:@", c))
-			return "a character that is not allowed in an image reference";
-	}
-	return NULL;
-}
-
-/* Repository path "[domain[:port]/]comp/comp": no empty component, lowercase components (the
- * engine refuses uppercase), and a ':' only as the port of a leading domain. */
-static bool repository_ok(const char *name, size_t len)
-{
-	if (len == 0 || name[0] == '/' || name[len - 1] == '/')
-		return false;
-	const char *slash = memchr(name, '/', len);
-	size_t first = slash ? (size_t)(slash - name) : len;
-	bool domain = slash && (memchr(name, '.', first) || memchr(name, ':', first) ||
-				(first == 9 && strncmp(name, "localhost", 9) == 0));
-	size_t start = domain ? first + 1 : 0;
-	for (size_t i = start; i < len; i++) {
-		char c = name[i];
-		if (c == ':' || (c >= 'A' && c <= 'Z') || (c == '/' && name[i - 1] == '/'))
-			return false;
-	}
-	return true;
-}
-
-static bool tag_ok(const char *tag)
-{
-	size_t len = strlen(tag);
-	return len >= 1 && len <= 128 && strchr(ALNUM "_", tag[0]) &&
-	       strspn(tag, ALNUM "_.-") == len;
-}
-
-/* "name@sha256:<64 hex>" (the name may carry a tag too); fills why on failure. */
-static int check_digest_ref(const char *ref, const char *at, const char *q, char *why, size_t n)
-{
-	cleanup_free char *name = xstrndup(ref, (size_t)(at - ref));
-	const char *last = strrchr(name, '/');
-	char *colon = strchr(last ? last : name, ':');
-	bool ok = !colon || tag_ok(colon + 1);
-	if (colon)
-		*colon = '\0';
-	if (!ok || !repository_ok(name, strlen(name))) {
-		snprintf(why, n, "%s is not a valid image name", q);
-		return -1;
-	}
-	if (strncmp(at + 1, "sha256:", 7) != 0 || !is_lower_hex(at + 8, 64)) {
-		snprintf(why, n,
-			 "%s has an invalid digest (write name@sha256:<64 lowercase hex digits>)",
-			 q);
-		return -1;
-	}
-	return 0;
-}
-
-/* "name:tag" with the tag in the last path component ("reg:5000/python" has a port, no tag). */
-static int check_tag_ref(const char *ref, const char *q, char *why, size_t n)
-{
-	const char *last = strrchr(ref, '/');
-	const char *colon = strchr(last ? last : ref, ':');
-	if (!colon) {
-		snprintf(why, n, "%s has no tag or digest (write name:tag or name@sha256:...)", q);
-		return -1;
-	}
-	if (!tag_ok(colon + 1)) {
-		snprintf(why, n,
-			 "%s has an invalid tag (1 to 128 of A-Z a-z 0-9 _ . -, not starting with "
-			 ". or -)",
-			 q);
-		return -1;
-	}
-	if (!repository_ok(ref, (size_t)(colon - ref))) {
-		snprintf(why, n, "%s is not a valid image name", q);
-		return -1;
-	}
-	return 0;
-}
-
-/* Empty, too long, odd characters, or a leading '-' that an argv would take for a flag. */
-static const char *bad_ref_text(const char *ref)
-{
-	if (!*ref)
-		return "it is empty";
-	if (strlen(ref) > IMAGE_REF_MAX)
-		return "it is too long";
-	if (ref[0] == '-')
-		return "it starts with '-'";
-	return bad_ref_char(ref);
-}
-
-int policy_check_image(const char *ref, bool require_digest, char *why, size_t why_len)
-{
-	cleanup_free char *q = policy_quoted(ref ? ref : "");
-	const char *bad = bad_ref_text(ref ? ref : "");
-	if (bad) {
-		snprintf(why, why_len, "%s is not an image reference: %s", q, bad);
-		return -1;
-	}
-	bool pinned = strncmp(ref, "sha256:", 7) == 0 || strchr(ref, '@');
-	if (strncmp(ref, "sha256:", 7) == 0) {
-		if (!is_lower_hex(ref + 7, 64)) {
-			snprintf(why, why_len,
-				 "%s is not an image ID (sha256: and 64 lowercase hex digits)", q);
-			return -1;
-		}
-	} else {
-		const char *at = strchr(ref, '@');
-		if (at && strchr(at + 1, '@')) {
-			snprintf(why, why_len, "%s has more than one '@'", q);
-			return -1;
-		}
-		int r = at ? check_digest_ref(ref, at, q, why, why_len)
-			   : check_tag_ref(ref, q, why, why_len);
-		if (r < 0)
-			return r;
-	}
-	if (require_digest && !pinned) {
-		snprintf(why, why_len,
-			 "%s is not pinned by digest (require_digest is true; write "
-			 "name@sha256:<64 hex>)",
-			 q);
-		return -1;
-	}
-	return 0;
-}
-
 /* ---- the key table ----------------------------------------------------------------------- */
 
 /* Kept by hand: clang-format mangles _Generic. */
@@ -546,7 +406,7 @@ static const struct policy_key keys[] = {
 	KEY("network", KEY_BOOL, network, LOOSE_UP, NULL),
 	KEY("user", KEY_STRING, user, LOOSE_NEVER, check_user),
 	KEY("images", KEY_IMAGES, images, LOOSE_NEVER, NULL),
-	KEY("require_digest", KEY_BOOL, require_digest, LOOSE_DOWN, NULL),
+	KEY("require_pinned", KEY_BOOL, require_pinned, LOOSE_DOWN, NULL),
 	KEY("backend", KEY_STRING, backend, LOOSE_NEVER, check_backend),
 	KEY("isolation", KEY_ISOLATION, isolation, LOOSE_DOWN, NULL),
 	KEY("seccomp", KEY_SECCOMP, seccomp_profile, LOOSE_SECCOMP, check_seccomp),
@@ -563,6 +423,26 @@ static const struct policy_key keys[] = {
 	KEY("uid_range", KEY_STRING, uid_range, LOOSE_NEVER, check_uid_range),
 };
 #define N_KEYS (sizeof keys / sizeof keys[0])
+
+/* Names brig no longer reads.  A policy that still uses one is refused with the way forward:
+ * ignoring a security switch would be worse, and two names for one would let a file say both. */
+static const struct {
+	const char *name, *why;
+} renamed_keys[] = {
+	{ "require_digest",
+	  "renamed require_pinned (pinning by image ID counts as well as by digest); write "
+	  "\"require_pinned\" instead" },
+};
+
+/* The error for a key that is not in the table. */
+static int unknown_key(brig_error **err, int status, const char *origin, const char *name,
+		       const char *why)
+{
+	for (size_t i = 0; i < sizeof renamed_keys / sizeof *renamed_keys; i++)
+		if (strcmp(name, renamed_keys[i].name) == 0)
+			why = renamed_keys[i].why;
+	return key_fail(err, status, origin, name, "%s", why);
+}
 
 static const struct policy_key *key_find(const char *name)
 {
@@ -641,7 +521,7 @@ static int check_images(const brig_policy *p, const char *origin, brig_error **e
 	for (int i = 0; i < BRIG_LANG_COUNT; i++) {
 		const char *lang = brig_language_name((brig_language)i);
 		cleanup_free char *key = xasprintf("images.%s", lang);
-		if (policy_check_image(p->images[i], p->require_digest, why, sizeof why) < 0)
+		if (policy_check_image(p->images[i], p->require_pinned, why, sizeof why) < 0)
 			return key_fail(err, BRIG_E_POLICY, origin, key, "%s", why);
 	}
 	return 0;
@@ -744,7 +624,7 @@ brig_policy *brig_policy_new_default(void)
 	p->user = xstrdup("auto");
 	for (int i = 0; i < BRIG_LANG_COUNT; i++)
 		p->images[i] = xstrdup(lang_get((brig_language)i)->default_image);
-	p->require_digest = false;
+	p->require_pinned = false;
 	p->backend = xstrdup("auto");
 	p->isolation = BRIG_ISOLATION_CONTAINER;
 	p->seccomp_profile = xstrdup("brig");
@@ -959,7 +839,7 @@ static int apply_number(brig_policy *p, const struct policy_key *k, json_object 
 }
 
 /* Type-check one top-level value and store it; string contents are checked by policy_validate
- * once the whole file is in (an image's check depends on require_digest). */
+ * once the whole file is in (an image's check depends on require_pinned). */
 static int apply_value(brig_policy *p, const struct policy_key *k, json_object *v,
 		       const char *origin, brig_error **err)
 {
@@ -1000,8 +880,8 @@ static int apply_object(brig_policy *p, json_object *obj, const char *origin, br
 	{
 		const struct policy_key *k = key_find(name);
 		if (!k)
-			return key_fail(err, BRIG_E_POLICY, origin, name,
-					"unknown key (see brig-policy(5) for the keys)");
+			return unknown_key(err, BRIG_E_POLICY, origin, name,
+					   "unknown key (see brig-policy(5) for the keys)");
 		int r = apply_value(p, k, val, origin, err);
 		if (r < 0)
 			return r;
@@ -1296,7 +1176,7 @@ int brig_policy_override(brig_policy *p, const char *key, const char *value, boo
 	int lang;
 	const struct policy_key *k = override_key(key, &lang);
 	if (!k)
-		return key_fail(err, BRIG_E_USAGE, OVERRIDE_ORIGIN, key, "unknown policy key");
+		return unknown_key(err, BRIG_E_USAGE, OVERRIDE_ORIGIN, key, "unknown policy key");
 	/* Work on a copy: on any error the policy in force stays exactly as it was. */
 	cleanup_policy brig_policy *next = brig_policy_copy(p);
 	int r = set_from_text(next, k, lang, value, err);

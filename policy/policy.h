@@ -54,7 +54,7 @@ struct brig_policy {
 	bool network;                  /* false: --network none */
 	char *user;                    /* "65534:65534"; uid 0 refused */
 	char *images[BRIG_LANG_COUNT]; /* per language; must carry a tag or a digest */
-	bool require_digest;   /* images must be pinned by digest (name@sha256:... or sha256:...) */
+	bool require_pinned;   /* images must be pinned (an image ID or a digest), not a bare tag */
 	char *backend;         /* "auto" or a backend name */
 	int isolation;         /* minimum brig_isolation (container) */
 	char *seccomp_profile; /* "brig" (brig's own profile, policy/seccomp-profile.txt),
@@ -82,8 +82,26 @@ int policy_uid_range(const char *v, unsigned long long *first, unsigned long lon
 /* `s` double-quoted, escaped and bounded, for messages (malloc'ed). */
 char *policy_quoted(const char *s);
 
-/* Image reference check: a tag or a digest is required, and a digest when require_digest. */
-int policy_check_image(const char *ref, bool require_digest, char *why, size_t why_len);
+/* ---- image references (image.c) ---- */
+
+/* Image reference check: a tag or a pin is required, and a pin when require_pinned.  0, or -1
+ * with the reason (the reference quoted) in `why`. */
+int policy_check_image(const char *ref, bool require_pinned, char *why, size_t why_len);
+/* What a valid reference pins: "sha256:<64 hex>" (a pointer into ref: the image ID, or the
+ * digest after '@'), or NULL for a tag. */
+const char *policy_image_pin(const char *ref);
+/* What to ask the engine about (malloc'ed): NAME:TAG for NAME:TAG@sha256:..., whose tag must
+ * still name the pinned image; the reference itself otherwise. */
+char *policy_image_lookup_ref(const char *ref);
+/* Is the image the engine found for policy_image_lookup_ref(ref) - its ID and the registry
+ * digests it is known by (NAME@sha256:..., NULL-terminated, or NULL) - the one ref pins? */
+bool policy_image_pin_holds(const char *ref, const char *id, char *const *repo_digests);
+/* The pinned form of ref for the image with ID `id` (malloc'ed): NAME:TAG@ID for a tag, ref
+ * itself when it is pinned already. */
+char *policy_image_pinned_ref(const char *ref, const char *id);
+/* Why the image with ID `id` that ref's lookup found does not hold ref's pin, naming both IDs
+ * (malloc'ed). */
+char *policy_image_mismatch(const char *ref, const char *id);
 
 /* Read the seccomp profile at absolute `path` (at most 1 MiB, must parse to a JSON object) into
  * *text (malloc'ed).  On failure returns -1 and says why (path included) in `why`. */

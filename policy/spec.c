@@ -353,6 +353,23 @@ static void fill_limits(brig_spec *s, const brig_policy *p)
 	s->max_input_bytes = (size_t)p->max_input_bytes;
 }
 
+/* The ID the box starts from: what the engine found for the policy's reference when the host
+ * looked it up, and only if that is the image the policy pins.  A rebuilt or retagged image is
+ * refused here, before anything starts; the pool's "same box" test then keys on the ID, so a
+ * box started from the old image is never handed a run of the new one. */
+static int fill_image_id(brig_spec *s, const brig_image_info *found, brig_error **err)
+{
+	if (!found)
+		return 0;
+	if (!policy_image_pin_holds(s->image, found->id, found->repo_digests)) {
+		cleanup_free char *why = policy_image_mismatch(s->image, found->id);
+		return brig_fail(err, BRIG_E_REFUSED, 0, "images.%s: %s; nothing was started",
+				 s->language, why);
+	}
+	s->image_id = xstrdup(found->id);
+	return 0;
+}
+
 /* An operator's file, re-read now: the profile in force is the file as it is at this run. */
 static int seccomp_file(brig_spec *s, const brig_policy *p, brig_error **err)
 {
@@ -440,6 +457,8 @@ int spec_build(const brig_policy *p, const brig_request *req, brig_timeout_mode 
 	s->struct_size = sizeof *s;
 	r = fill_identity(s, p, req->language, target->runtime, target->install, target->user, err);
 	if (r == 0)
+		r = fill_image_id(s, target->image, err);
+	if (r == 0)
 		r = fill_seccomp(s, p, target->isolation, err);
 	if (r < 0)
 		return r;
@@ -519,6 +538,7 @@ void spec_free(brig_spec *spec)
 	free(spec->seccomp_name);
 	free(spec->log_driver);
 	free((char *)spec->stdin_data);
+	free(spec->image_id);
 	free(spec);
 }
 
@@ -556,6 +576,7 @@ json_object *spec_to_json(const brig_spec *s)
 	S(name);
 	S(language);
 	S(image);
+	S(image_id);
 	json_object_object_add(o, "labels", strv_json(s->labels));
 	json_object_object_add(o, "argv", strv_json(s->argv));
 	json_object_object_add(o, "env", strv_json(s->env));
@@ -655,7 +676,7 @@ static bool mounts_eq(brig_mount *const *a, brig_mount *const *b)
 
 /* Every field is compared here or named below: a field appended to brig_spec must be added,
  * or the warm pool could hand a run a box started with a different one. */
-_Static_assert(offsetof(brig_spec, max_input_bytes) + sizeof(size_t) == sizeof(brig_spec),
+_Static_assert(offsetof(brig_spec, image_id) + sizeof(char *) == sizeof(brig_spec),
 	       "a field was appended to brig_spec: compare it in spec_same_box()");
 
 bool spec_same_box(const brig_spec *a, const brig_spec *b)
@@ -664,7 +685,7 @@ bool spec_same_box(const brig_spec *a, const brig_spec *b)
 	 * made from it), user (a uid of the box's own under user "auto"), stdin_data, stdin_len,
 	 * timeout_ms. */
 	return str_eq(a->language, b->language) && str_eq(a->image, b->image) &&
-	       strv_eq(a->labels, b->labels) &&
+	       str_eq(a->image_id, b->image_id) && strv_eq(a->labels, b->labels) &&
 	       strv_eq_marked(a->argv, a->exit_marker, b->argv, b->exit_marker) &&
 	       strv_eq(a->env, b->env) && str_eq(a->workdir, b->workdir) &&
 	       str_eq(a->hostname, b->hostname) && !a->exit_marker == !b->exit_marker &&

@@ -18,6 +18,10 @@ typedef struct spec_target {
 	const char *install; /* this installation's id (label brig.install): gc's scope, or NULL */
 	const char *user;    /* the box's "UID:GID" leased for it (policy user "auto"), or NULL:
 			      * the policy's fixed user */
+	/* What the engine said of the box's image when the host looked the policy's reference up
+	 * for this box (src/images.c), or NULL: not looked up, the box starts from the reference
+	 * as it is (the engine resolves a pinned one by its content address) */
+	const brig_image_info *image;
 } spec_target;
 
 /* Where brig-init appears in every box, and how much longer than the run's own limit the box
@@ -34,8 +38,9 @@ typedef struct spec_target {
 	"here (scripts/setup-host), so the box would have no network; use isolation "             \
 	"\"container\" (backend docker-api or docker-cli) for a networked box"
 
-/* Build the final spec for one request.  Refuses (BRIG_E_REFUSED) input over max_input_bytes
- * and, in REFUSE mode, a timeout above max_timeout_seconds; in CLAMP mode writes a notice into
+/* Build the final spec for one request.  Refuses (BRIG_E_REFUSED) input over max_input_bytes,
+ * in REFUSE mode a timeout above max_timeout_seconds, and an image that no longer is the one the
+ * policy pins (target->image, both IDs in the message); in CLAMP mode writes a notice into
  * *notice (malloc'ed) when it clamped. */
 int spec_build(const brig_policy *p, const brig_request *req, brig_timeout_mode mode,
 	       const spec_target *target, brig_spec **out, char **notice, brig_error **err);

@@ -327,6 +327,7 @@ int audit_append(audit_log *a, const audit_entry *e, brig_error **err)
 	add_str(o, "front_door", e->front_door);
 	add_str(o, "language", brig_language_name(e->language));
 	add_str(o, "image", e->image);
+	add_str(o, "image_id", e->image_id);
 	add_str(o, "backend", e->backend);
 	add_str(o, "runtime", e->runtime);
 	add_str(o, "code_sha256", e->code_sha256);

@@ -34,6 +34,7 @@ typedef struct audit_entry {
 	const char *backend;          /* when known */
 	const char *runtime;
 	const char *image;
+	const char *image_id;    /* the ID the box started from (the spec's), when known */
 	const char *traceparent; /* the caller's, unchecked: only a well-formed one is recorded */
 } audit_entry;
 

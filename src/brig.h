@@ -241,10 +241,21 @@ BRIG_PUBLIC struct json_object *brig_explain_object(brig_ctx *ctx, const brig_re
 /* Detection table, the backend `auto` picks and missing images, as JSON (caller frees):
  * {"backends":[{"name","description","isolation","available","reason","version","runtime"}],
  *  "selected":NAME|null,"selection_error":TEXT|null,"isolation_minimum":..,
- *  "images":[{"language","image","present"}]} */
+ *  "images":[ the entries of brig_images_object ]} */
 BRIG_PUBLIC int brig_status_json(brig_ctx *ctx, char **out, brig_error **err);
 /* The same as a json-c tree (json_object_put it); never NULL. */
 BRIG_PUBLIC struct json_object *brig_status_object(brig_ctx *ctx);
+
+/* The runtime images in force, as the engine has them (`brig images`; the "images" of the status
+ * object are the same entries), as a json-c tree (json_object_put it); never NULL:
+ * {"backend": the backend that asked|null, "error": why none could|null, "require_pinned",
+ *  "images": [{"language", "image" (the policy's reference), "pinned", "pin" (the pinned
+ *  "sha256:..."|null), "present" (true|false|null: could not ask), "id", "size", "created",
+ *  "tags", "digests", "labelled" (it carries brig's org.brig.* labels), "runtime", "package",
+ *  "libraries", "labels" (the org.brig.* ones), "pin_holds" (null when not pinned), "pin_ref"
+ *  (the reference that pins this image: what to write in the policy), "problem" (why runs of
+ *  this language cannot use it)|null, "error"|null}]} */
+BRIG_PUBLIC struct json_object *brig_images_object(brig_ctx *ctx);
 
 /* Remove every container labelled brig whose owning brig process is gone.  Returns the count. */
 BRIG_PUBLIC int brig_gc(brig_ctx *ctx, int *removed, brig_error **err);

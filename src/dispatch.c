@@ -159,13 +159,19 @@ uint32_t dispatch_missing_features(const loaded_backend *lb, const brig_spec *sp
 		need |= BRIG_FEATURE_NETWORKS;
 	if (spec->masked_paths && spec->masked_paths[0])
 		need |= BRIG_FEATURE_MASKED_PATHS;
+	if (spec->image_id)
+		need |= BRIG_FEATURE_IMAGE_ID;
 	return need & ~lb->be->features;
 }
 
 char *dispatch_feature_names(uint32_t bits)
 {
-	static const char *const names[] = { "a seccomp profile", "cancellation", "mounts",
-					     "networks", "masked paths (mask_host_details)" };
+	static const char *const names[] = { "a seccomp profile",
+					     "cancellation",
+					     "mounts",
+					     "networks",
+					     "masked paths (mask_host_details)",
+					     "starting a box from a pinned image ID" };
 	strbuf sb;
 	sb_init(&sb);
 	for (unsigned i = 0; i < sizeof names / sizeof names[0]; i++)
@@ -326,29 +332,14 @@ static json_object *backend_json(brig_ctx *ctx, loaded_backend *lb)
 	return o;
 }
 
-static json_object *images_json(brig_ctx *ctx, loaded_backend *sel)
+/* The entries of brig_images_object: one report for `brig images`, doctor and sandbox_status. */
+static json_object *images_json(brig_ctx *ctx)
 {
-	json_object *arr = json_object_new_array();
-	int (*lookup)(const char *, char *, size_t, brig_error **) =
-		sel ? BE_HOOK(sel->be, image_id) : NULL;
-	for (int l = 0; l < BRIG_LANG_COUNT; l++) {
-		json_object *o = json_object_new_object();
-		const char *img = ctx->policy->images[l];
-		char id[128] = "";
-		json_object_object_add(o, "language",
-				       json_object_new_string(brig_language_name(l)));
-		json_object_object_add(o, "image", json_object_new_string(img));
-		brig_error *e = NULL;
-		int r = lookup ? lookup(img, id, sizeof id, &e) : -1;
-		json_object_object_add(o, "present",
-				       r < 0 ? NULL : json_object_new_boolean(r == 1));
-		json_object_object_add(o, "id", r == 1 ? json_object_new_string(id) : NULL);
-		if (r < 0 && e)
-			json_object_object_add(o, "error", json_object_new_string(e->message));
-		brig_error_free(e);
-		json_object_array_add(arr, o);
-	}
-	return arr;
+	json_object *all = brig_images_object(ctx), *arr = NULL;
+	if (json_object_object_get_ex(all, "images", &arr))
+		json_object_get(arr);
+	json_object_put(all);
+	return arr ? arr : json_object_new_array();
 }
 
 json_object *brig_status_object(brig_ctx *ctx)
@@ -386,7 +377,7 @@ json_object *brig_status_object(brig_ctx *ctx)
 	json_object_object_add(o, "fallback", fallback ? json_object_new_string(fallback) : NULL);
 	free(fallback);
 	brig_error_free(e);
-	json_object_object_add(o, "images", images_json(ctx, sel));
+	json_object_object_add(o, "images", images_json(ctx));
 	json_object_object_add(o, "pool", pool_status_json(ctx->pool, ctx->policy));
 	json_object *warn = json_object_new_array();
 	for (const char *const *w = brig_ctx_warnings(ctx); *w; w++)

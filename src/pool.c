@@ -22,6 +22,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "images.h"
 #include "loader.h"
 #include "pool.h"
 #include "uids.h"
@@ -236,7 +237,12 @@ static pool_entry *start_one(brig_pool *p, int lang, brig_error **err)
 	cleanup_free char *user = uid_lease_user(&lease);
 	spec_target t = dispatch_target(p->ctx, lb);
 	t.user = user;
+	/* the ID the tag names now: a run compares it (spec_same_box), so a rebuilt image drains
+	 * the boxes of the old one */
+	brig_image_info image = { .struct_size = sizeof image };
+	image_target(p->ctx, lb, (brig_language)lang, &image, &t);
 	int r = spec_build(p->ctx->policy, &req, BRIG_TIMEOUT_CLAMP, &t, &spec, NULL, err);
+	image_info_clear(&image);
 	uint32_t missing = r == 0 ? dispatch_missing_features(lb, spec, true) : 0;
 	if (missing) {
 		cleanup_free char *names = dispatch_feature_names(missing);

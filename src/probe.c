@@ -20,6 +20,7 @@
 #include <string.h>
 #include <sys/utsname.h>
 
+#include "images.h"
 #include "loader.h"
 #include "probe.h"
 #include "uids.h"
@@ -96,8 +97,13 @@ static int verify_gvisor(brig_ctx *ctx, loaded_backend *lb, brig_probe_info *inf
 	cleanup_free char *user = uid_lease_user(&lease);
 	spec_target t = dispatch_target(ctx, lb);
 	t.user = user;
+	/* the smoke box's program reports what the verdict rests on: it runs in the verified
+	 * shell image only, never in whatever a pinned tag names now */
+	brig_image_info image = { .struct_size = sizeof image };
+	image_probe_target(ctx, lb, &image, &t);
 	brig_spec *smoke = NULL;
 	int built = spec_build_probe(ctx->policy, &t, &smoke, &e);
+	image_info_clear(&image);
 	if (built < 0)
 		uid_lease_release(&lease);
 	if (built < 0) {

@@ -91,9 +91,10 @@ char *probe_cache_key(const char *backend, const brig_probe_info *info, const br
 	struct utsname u;
 	if (!info->identity[0] || uname(&u) < 0)
 		return NULL; /* a runtime the backend cannot name for sure: nothing is cached */
-	return xasprintf("brig %s\nuid %u\nbackend %s\n%s\nkernel %s\nimage %s\nseccomp %s\n",
+	return xasprintf("brig %s\nuid %u\nbackend %s\n%s\nkernel %s\nimage %s %s\nseccomp %s\n",
 			 PACKAGE_VERSION, (unsigned)geteuid(), backend, info->identity, u.release,
-			 smoke->image, smoke->seccomp_name ? smoke->seccomp_name : "engine");
+			 smoke->image, smoke->image_id ? smoke->image_id : "-",
+			 smoke->seccomp_name ? smoke->seccomp_name : "engine");
 }
 
 bool probe_cache_load(const char *key, char *version, size_t version_len)

@@ -9,6 +9,7 @@
 #include <poll.h>
 #include <string.h>
 
+#include "images.h"
 #include "internal.h"
 #include "lang.h"
 #include "loader.h"
@@ -110,6 +111,7 @@ static int audit_outcome(run_ctx *rc, const brig_result *res, const brig_error *
 			.image = (unsigned)req->language < BRIG_LANG_COUNT
 					 ? ctx->policy->images[req->language]
 					 : NULL,
+			.image_id = rc->spec ? rc->spec->image_id : NULL,
 		};
 		r = audit_append(a, &e, err);
 	}
@@ -257,8 +259,12 @@ static int prepare_run(run_ctx *rc, brig_timeout_mode mode, bool cancellable, br
 	cleanup_free char *user = uid_lease_user(&rc->lease);
 	spec_target t = rc->lb ? dispatch_target(rc->ctx, rc->lb) : (spec_target){ 0 };
 	t.user = user;
+	brig_image_info image = { .struct_size = sizeof image };
+	if (r == 0)
+		image_target(rc->ctx, rc->lb, rc->req->language, &image, &t);
 	if (r == 0)
 		r = spec_build(rc->ctx->policy, rc->req, mode, &t, &rc->cold, &rc->notice, err);
+	image_info_clear(&image);
 	uint32_t missing = r == 0 ? dispatch_missing_features(rc->lb, rc->cold, cancellable) : 0;
 	if (missing) {
 		cleanup_free char *names = dispatch_feature_names(missing);
@@ -366,9 +372,24 @@ static int explain_prepare(brig_ctx *ctx, const brig_request *req, loaded_backen
 	cleanup_free char *user = uid_lease_user(&lease);
 	spec_target t = dispatch_target(ctx, *lb);
 	t.user = user;
+	brig_image_info image = { .struct_size = sizeof image };
+	image_target(ctx, *lb, req->language, &image, &t);
 	r = spec_build(ctx->policy, req, BRIG_TIMEOUT_REFUSE, &t, spec, NULL, err);
+	image_info_clear(&image);
 	uid_lease_release(&lease);
 	return r;
+}
+
+/* The image line of explain: the policy's reference, the ID the box starts from, and whether
+ * the policy pins it. */
+static char *explain_image(const brig_spec *spec)
+{
+	const char *pin = policy_image_pin(spec->image);
+	if (!spec->image_id)
+		return xasprintf("%s (not looked up: the engine resolves it when the box starts)",
+				 spec->image);
+	return xasprintf("%s = %s (%s)", spec->image, spec->image_id,
+			 pin ? "pinned, verified" : "not pinned: the ID the tag names now");
 }
 
 int brig_explain(brig_ctx *ctx, const brig_request *req, char **out, brig_error **err)
@@ -386,10 +407,12 @@ int brig_explain(brig_ctx *ctx, const brig_request *req, char **out, brig_error 
 		r = lb->be->explain(spec, &text, err);
 	if (r == 0) {
 		cleanup_free char *traits = spec_describe_traits(spec);
+		cleanup_free char *image = explain_image(spec);
 		*out = xasprintf(
-			"# backend: %s (%s isolation, runtime %s)%s%s\n# seccomp: %s\n%s%s",
+			"# backend: %s (%s isolation, runtime %s)%s%s\n# image: %s\n# seccomp: "
+			"%s\n%s%s",
 			lb->be->name, brig_isolation_name(lb->be->isolation), spec->runtime,
-			fallback ? "\n# note: " : "", fallback ? fallback : "",
+			fallback ? "\n# note: " : "", fallback ? fallback : "", image,
 			spec->seccomp_name ? spec->seccomp_name : "engine default", traits, text);
 		free(text);
 	}

@@ -3,6 +3,7 @@
 #ifndef BRIG_CLI_H
 #define BRIG_CLI_H
 
+#include <json-c/json.h>
 #include <stdbool.h>
 
 #include "brig.h"
@@ -41,6 +42,26 @@ int cli_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int cli_load_policy(const cli_policy_opts *o, brig_policy **out);
 /* Policy + plugins + audit log; returns 0 or an exit code. */
 int cli_make_ctx(const cli_policy_opts *o, brig_ctx **out);
+/* Parse the shared operator options and --json (when `json` is not NULL); prints usage and the
+ * operator options' help for --help (returns -1), else 0 or an exit code. */
+int cli_parse_simple(int argc, char **argv, cli_policy_opts *o, bool *json, const char *usage);
+/* A string member of a status object, or dflt; a boolean member (false when absent). */
+static inline const char *cli_str(json_object *o, const char *key, const char *dflt)
+{
+	json_object *v;
+	if (json_object_object_get_ex(o, key, &v) && json_object_get_type(v) == json_type_string)
+		return json_object_get_string(v);
+	return dflt;
+}
+static inline bool cli_bool(json_object *o, const char *key)
+{
+	json_object *v;
+	return json_object_object_get_ex(o, key, &v) && json_object_get_boolean(v);
+}
+/* The images of brig_images_object (or of the status), one line each under `brig doctor`;
+ * returns how many cannot be used as they are (missing, unknown, a broken pin). */
+int cli_print_image_summary(json_object *images);
+
 /* Handle one of the shared operator options in a getopt_long loop; true if it was one. */
 bool cli_policy_option(cli_policy_opts *o, int opt, const char *arg);
 
@@ -81,6 +102,7 @@ int cmd_explain(int argc, char **argv);
 int cmd_policy(int argc, char **argv);
 int cmd_doctor(int argc, char **argv);
 int cmd_gc(int argc, char **argv);
+int cmd_images(int argc, char **argv);
 int cmd_mcp(int argc, char **argv);
 
 #endif

@@ -48,7 +48,7 @@ static int parse_opts(int argc, char **argv, cli_policy_opts *o, bool *json, boo
 	return 0;
 }
 
-static int parse_simple(int argc, char **argv, cli_policy_opts *o, bool *json, const char *usage)
+int cli_parse_simple(int argc, char **argv, cli_policy_opts *o, bool *json, const char *usage)
 {
 	return parse_opts(argc, argv, o, json, NULL, usage);
 }
@@ -100,20 +100,6 @@ int cmd_policy(int argc, char **argv)
 	return 0;
 }
 
-static const char *str_or(json_object *o, const char *key, const char *dflt)
-{
-	json_object *v;
-	if (json_object_object_get_ex(o, key, &v) && json_object_get_type(v) == json_type_string)
-		return json_object_get_string(v);
-	return dflt;
-}
-
-static bool bool_of(json_object *o, const char *key)
-{
-	json_object *v;
-	return json_object_object_get_ex(o, key, &v) && json_object_get_boolean(v);
-}
-
 static void print_backends(json_object *st)
 {
 	json_object *arr = NULL;
@@ -122,10 +108,10 @@ static void print_backends(json_object *st)
 	       "DETAIL");
 	for (size_t i = 0; arr && i < json_object_array_length(arr); i++) {
 		json_object *b = json_object_array_get_idx(arr, i);
-		bool ok = bool_of(b, "available");
-		printf("%-12s %-10s %-10s %-14s %s\n", str_or(b, "name", "?"),
-		       str_or(b, "isolation", "?"), ok ? "yes" : "no", str_or(b, "runtime", "-"),
-		       ok ? str_or(b, "version", "") : str_or(b, "reason", ""));
+		bool ok = cli_bool(b, "available");
+		printf("%-12s %-10s %-10s %-14s %s\n", cli_str(b, "name", "?"),
+		       cli_str(b, "isolation", "?"), ok ? "yes" : "no", cli_str(b, "runtime", "-"),
+		       ok ? cli_str(b, "version", "") : cli_str(b, "reason", ""));
 	}
 	json_object *ref = NULL;
 	json_object_object_get_ex(st, "refused_plugins", &ref);
@@ -133,14 +119,14 @@ static void print_backends(json_object *st)
 		printf("refused plugin: %s\n",
 		       json_object_get_string(json_object_array_get_idx(ref, i)));
 	if (!arr || json_object_array_length(arr) == 0)
-		printf("(no backend plugins in %s)\n", str_or(st, "backend_dir", "?"));
+		printf("(no backend plugins in %s)\n", cli_str(st, "backend_dir", "?"));
 	for (size_t i = 0; arr && i < json_object_array_length(arr); i++) {
 		json_object *b = json_object_array_get_idx(arr, i);
-		if (strcmp(str_or(b, "isolation", ""), "gvisor") == 0)
+		if (strcmp(cli_str(b, "isolation", ""), "gvisor") == 0)
 			printf("note: %s: /tmp is noexec, but gVisor (runsc 20221219) enforces it "
 			       "only for execve: `ld.so /tmp/x` and dlopen/ctypes.CDLL of a file "
 			       "there work (see brig(1), GVISOR)\n",
-			       str_or(b, "name", "?"));
+			       cli_str(b, "name", "?"));
 	}
 }
 
@@ -148,28 +134,18 @@ static void print_backends(json_object *st)
 static int print_choice_and_images(json_object *st)
 {
 	int problems = 0;
-	const char *sel = str_or(st, "selected", NULL);
-	printf("\npolicy: backend %s, isolation at least %s\n", str_or(st, "policy_backend", "?"),
-	       str_or(st, "isolation_minimum", "?"));
+	const char *sel = cli_str(st, "selected", NULL);
+	printf("\npolicy: backend %s, isolation at least %s\n", cli_str(st, "policy_backend", "?"),
+	       cli_str(st, "isolation_minimum", "?"));
 	if (sel)
 		printf("selected: %s (%s isolation, runtime %s)\n", sel,
-		       str_or(st, "isolation", "?"), str_or(st, "runtime", "?"));
+		       cli_str(st, "isolation", "?"), cli_str(st, "runtime", "?"));
 	else
-		printf("selected: NONE - %s\n", str_or(st, "selection_error", "?")), problems++;
+		printf("selected: NONE - %s\n", cli_str(st, "selection_error", "?")), problems++;
 	json_object *imgs = NULL;
 	json_object_object_get_ex(st, "images", &imgs);
-	printf("\nimages:\n");
-	for (size_t i = 0; imgs && i < json_object_array_length(imgs); i++) {
-		json_object *im = json_object_array_get_idx(imgs, i), *pv = NULL;
-		json_object_object_get_ex(im, "present", &pv);
-		const char *state = !pv                           ? "unknown (no engine)"
-				    : json_object_get_boolean(pv) ? "present"
-								  : "MISSING";
-		if (!pv || !json_object_get_boolean(pv))
-			problems++;
-		printf("  %-7s %-28s %s\n", str_or(im, "language", "?"), str_or(im, "image", "?"),
-		       state);
-	}
+	printf("\nimages (details: brig images):\n");
+	problems += cli_print_image_summary(imgs);
 	if (problems)
 		printf("\nto install the engine and build the runtime images: sudo "
 		       "scripts/setup-host\n");
@@ -180,7 +156,7 @@ int cmd_doctor(int argc, char **argv)
 {
 	cli_policy_opts o = { 0 };
 	bool json = false;
-	int r = parse_simple(
+	int r = cli_parse_simple(
 		argc, argv, &o, &json,
 		"Usage: brig doctor [--json] [OPTIONS]\n"
 		"Detect the runtimes (Docker CLI, Docker Engine API, gVisor), show why any\n"
@@ -201,7 +177,7 @@ int cmd_doctor(int argc, char **argv)
 		printf("%s\n", json_object_to_json_string_ext(
 				       st, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
 						   JSON_C_TO_STRING_NOSLASHESCAPE));
-		problems = str_or(st, "selected", NULL) ? 0 : 1;
+		problems = cli_str(st, "selected", NULL) ? 0 : 1;
 	} else {
 		print_backends(st);
 		problems = print_choice_and_images(st);
@@ -214,7 +190,7 @@ int cmd_doctor(int argc, char **argv)
 int cmd_gc(int argc, char **argv)
 {
 	cli_policy_opts o = { 0 };
-	int r = parse_simple(
+	int r = cli_parse_simple(
 		argc, argv, &o, NULL,
 		"Usage: brig gc [OPTIONS]\n"
 		"Remove every container labelled brig=1 whose owning brig process no longer\n"

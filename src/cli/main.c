@@ -178,6 +178,7 @@ static void usage(FILE *f)
 	      "  explain        print exactly what `run` would start\n"
 	      "  policy         print the effective policy as JSON\n"
 	      "  doctor         detect runtimes, show the backend `auto` picks and missing images\n"
+	      "  images         the runtime images in force: IDs, contents, pins\n"
 	      "  mcp            serve the Model Context Protocol on stdio (tools run_code, "
 	      "sandbox_status)\n"
 	      "  gc             remove containers left by brig processes that no longer exist\n"
@@ -199,6 +200,7 @@ int main(int argc, char **argv)
 	} cmds[] = {
 		{ "run", cmd_run },       { "explain", cmd_explain }, { "policy", cmd_policy },
 		{ "doctor", cmd_doctor }, { "mcp", cmd_mcp },         { "gc", cmd_gc },
+		{ "images", cmd_images },
 	};
 	for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
 		if (strcmp(cmd, cmds[i].name) == 0)

@@ -151,7 +151,10 @@ static json_object *status_output_schema(void)
 		"  'isolation_minimum':{'type':'string'},"
 		"  'images':{'type':'array','items':{'type':'object',"
 		"   'properties':{'language':{'type':'string'},'image':{'type':'string'},"
-		"                 'present':{'type':['boolean','null']}},"
+		"                 'present':{'type':['boolean','null']},"
+		"                 'id':" NULLABLE_STRING ",'runtime':" NULLABLE_STRING ","
+		"                 'libraries':" NULLABLE_STRING ",'pinned':{'type':'boolean'},"
+		"                 'problem':" NULLABLE_STRING "},"
 		"   'required':['language','image']}},"
 		"  'limits':{'type':'object','properties':{"
 		"   'timeout_seconds':{'type':'integer'},'max_timeout_seconds':{'type':'integer'},"
@@ -514,8 +517,16 @@ static void status_text(strbuf *sb, json_object *st, const brig_policy_limits *l
 			const char *state = "unknown";
 			if (json_object_object_get_ex(im, "present", &pv) && pv)
 				state = json_object_get_boolean(pv) ? "present" : "MISSING";
-			sb_printf(sb, "  %s: %s (%s)\n", str_or(im, "language", "?"),
+			sb_printf(sb, "  %s: %s (%s", str_or(im, "language", "?"),
 				  str_or(im, "image", "?"), state);
+			/* what the code will find in it, as the image's labels say */
+			if (str_or(im, "runtime", NULL))
+				sb_printf(sb, "; %s", str_or(im, "runtime", ""));
+			if (str_or(im, "libraries", NULL))
+				sb_printf(sb, "; %s", str_or(im, "libraries", ""));
+			if (str_or(im, "problem", NULL))
+				sb_printf(sb, "; unusable: %s", str_or(im, "problem", ""));
+			sb_puts(sb, ")\n");
 		}
 	}
 	sb_printf(sb,

@@ -88,7 +88,10 @@ def compare_engine(spec, c):
         if got != want:
             bad.append(f"{what}: engine {got!r}, explain {want!r}")
 
-    eq("image", cfg["Image"], spec["image"])
+    # the box starts from the ID the policy's reference named when it was looked up (pinned
+    # or not); the engine records what it was given and the image it resolved
+    eq("image", cfg["Image"], spec["image_id"] or spec["image"])
+    eq("image id", c["Image"], spec["image_id"])
     marker = name + ":exited-2" if spec["exit_marker"] else None
     eq("argv", unmark(cfg["Cmd"], marker), unmark(spec["argv"], spec["exit_marker"]))
     # the engine adds the image's own ENV; every variable of the spec is there with its value,
@@ -147,6 +150,7 @@ def compare_audit(spec, line):
             bad.append(f"{what}: audit {got!r}, explain {want!r}")
 
     eq("image", line["image"], spec["image"])
+    eq("image id", line.get("image_id"), spec["image_id"])
     eq("runtime", line["runtime"], spec["runtime"])
     eq("timeout", lim["timeout_seconds"] * 1000, spec["timeout_ms"])
     eq("memory", lim["memory_mb"] * MIB, spec["memory_bytes"])

@@ -12,6 +12,8 @@
 #include "config.h"
 
 #include <poll.h>
+#include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,7 +29,7 @@ static int n_prepared, n_live, n_run_prepared;
 #ifndef FAKE_FEATURES
 #define FAKE_FEATURES                                                               \
 	(BRIG_FEATURE_SECCOMP_PROFILE | BRIG_FEATURE_CANCEL | BRIG_FEATURE_MOUNTS | \
-	 BRIG_FEATURE_MASKED_PATHS)
+	 BRIG_FEATURE_MASKED_PATHS | BRIG_FEATURE_IMAGE_ID)
 #endif
 
 static int fake_probe(const brig_probe_request *req, brig_probe_info *info, brig_error **err)
@@ -169,13 +171,55 @@ __attribute__((visibility("default"))) void fake_pool_counts(int *prepared, int 
 	*ran = __atomic_load_n(&n_run_prepared, __ATOMIC_SEQ_CST);
 }
 
-static int fake_image_id(const char *image, char *id, size_t id_len, brig_error **err)
+/* The ID every present image has; the tests "rebuild" an image under its tag by changing it
+ * (fake_set_image_id, found with dlsym: the pool's workers look images up meanwhile). */
+static pthread_mutex_t image_lock = PTHREAD_MUTEX_INITIALIZER;
+static char image_id[80] =
+	"sha256:0000000000000000000000000000000000000000000000000000000000000007";
+
+__attribute__((visibility("default"))) void fake_set_image_id(const char *id);
+__attribute__((visibility("default"))) void fake_set_image_id(const char *id)
+{
+	pthread_mutex_lock(&image_lock);
+	snprintf(image_id, sizeof image_id, "%s", id);
+	pthread_mutex_unlock(&image_lock);
+}
+
+static char **strv2(const char *a, const char *b)
+{
+	char **v = calloc(3, sizeof *v);
+	if (v) {
+		v[0] = strdup(a);
+		v[1] = b ? strdup(b) : NULL;
+	}
+	return v;
+}
+
+/* Images whose name contains "missing" are absent; "labelled" ones carry brig's labels. */
+static int fake_image_inspect(const char *image, brig_image_info *info, brig_error **err)
 {
 	(void)err;
 	if (strstr(image, "missing"))
 		return 0;
-	snprintf(id, id_len, "sha256:%064d", 7);
+	pthread_mutex_lock(&image_lock);
+	snprintf(info->id, sizeof info->id, "%s", image_id);
+	pthread_mutex_unlock(&image_lock);
+	if (!BRIG_HAS_FIELD(info, brig_image_info, labels))
+		return 1;
+	info->size = 1234567;
+	snprintf(info->created, sizeof info->created, "2026-01-02T03:04:05.123456789Z");
+	info->repo_tags = strchr(image, ':') && !strchr(image, '@') ? strv2(image, NULL) : NULL;
+	if (strstr(image, "labelled"))
+		info->labels = strv2("org.brig.runtime=Fake 1.0", "unrelated=x");
 	return 1;
+}
+
+static int fake_image_id(const char *image, char *id, size_t id_len, brig_error **err)
+{
+	brig_image_info info = { .struct_size = offsetof(brig_image_info, size) };
+	int r = fake_image_inspect(image, &info, err);
+	snprintf(id, id_len, "%s", r == 1 ? info.id : "");
+	return r;
 }
 
 /* $FAKE_BOXES: "NAME|OWNER;NAME|OWNER..." - the containers the engine would list, for the gc
@@ -236,6 +280,7 @@ static const brig_backend table = {
 	.prepare = fake_prepare,
 	.run_prepared = fake_run_prepared,
 	.discard = fake_discard,
+	.image_inspect = fake_image_inspect,
 };
 
 #ifndef FAKE_NO_ENTRY

@@ -375,6 +375,106 @@ static void test_status_json(void)
 	brig_ctx_free(ctx);
 }
 
+#define FAKE_ID  "sha256:0000000000000000000000000000000000000000000000000000000000000007"
+#define OTHER_ID "sha256:1111111111111111111111111111111111111111111111111111111111111111"
+
+static json_object *image_entry(json_object *report, int lang)
+{
+	json_object *arr = NULL;
+	CU_ASSERT_FATAL(json_object_object_get_ex(report, "images", &arr));
+	return json_object_array_get_idx(arr, (size_t)lang);
+}
+
+static const char *entry_str(json_object *im, const char *key)
+{
+	json_object *v = NULL;
+	return json_object_object_get_ex(im, key, &v) && v ? json_object_get_string(v) : NULL;
+}
+
+/* `brig images`, doctor and sandbox_status: one report, from the backend's image hooks. */
+static void test_images_report(void)
+{
+	brig_ctx *ctx = make_ctx("{\"images\": {\"python\": \"x/labelled:1\", \"node\": "
+				 "\"x/missing:1\", \"shell\": \"x/pin:1@" OTHER_ID "\"}}");
+	json_object *rep = brig_images_object(ctx), *v = NULL;
+	CU_ASSERT_STRING_EQUAL(entry_str(rep, "backend"), "fake");
+	json_object *py = image_entry(rep, BRIG_LANG_PYTHON);
+	CU_ASSERT_STRING_EQUAL(entry_str(py, "id"), FAKE_ID);
+	CU_ASSERT_STRING_EQUAL(entry_str(py, "runtime"), "Fake 1.0");
+	CU_ASSERT_STRING_EQUAL(entry_str(py, "created"), "2026-01-02T03:04:05.123456789Z");
+	CU_ASSERT_STRING_EQUAL(entry_str(py, "pin_ref"), "x/labelled:1@" FAKE_ID);
+	CU_ASSERT(json_object_object_get_ex(py, "labels", &v) &&
+		  json_object_object_length(v) == 1); /* brig's labels only */
+	CU_ASSERT(json_object_object_get_ex(py, "labelled", &v) && json_object_get_boolean(v));
+	CU_ASSERT(json_object_object_get_ex(py, "size", &v) && json_object_get_int64(v) == 1234567);
+	CU_ASSERT_PTR_NULL(entry_str(py, "problem"));
+	json_object *node = image_entry(rep, BRIG_LANG_NODE);
+	CU_ASSERT(json_object_object_get_ex(node, "present", &v) && v &&
+		  !json_object_get_boolean(v));
+	CU_ASSERT_PTR_NOT_NULL(strstr(entry_str(node, "problem"), "never pulls"));
+	json_object *sh = image_entry(rep, BRIG_LANG_SHELL);
+	CU_ASSERT(json_object_object_get_ex(sh, "pinned", &v) && json_object_get_boolean(v));
+	CU_ASSERT(json_object_object_get_ex(sh, "pin_holds", &v) && v &&
+		  !json_object_get_boolean(v));
+	CU_ASSERT_PTR_NULL(entry_str(sh, "pin_ref")); /* no line that would pin the other one */
+	CU_ASSERT_PTR_NOT_NULL(
+		strstr(entry_str(sh, "problem"), FAKE_ID " now, not the pinned " OTHER_ID));
+	/* the status page's images are the same entries */
+	json_object *st = brig_status_object(ctx), *imgs = NULL, *all = NULL;
+	CU_ASSERT_FATAL(json_object_object_get_ex(st, "images", &imgs));
+	CU_ASSERT_FATAL(json_object_object_get_ex(rep, "images", &all));
+	CU_ASSERT_TRUE(json_object_equal(imgs, all));
+	json_object_put(st);
+	json_object_put(rep);
+	/* the shell run is refused, naming both IDs, before anything starts */
+	brig_request req = { .language = BRIG_LANG_SHELL, .code = "id", .code_len = 2 };
+	brig_result res = { .struct_size = sizeof res };
+	brig_error *err = NULL;
+	CU_ASSERT_EQUAL(brig_run(ctx, &req, NULL, &res, &err), BRIG_E_REFUSED);
+	CU_ASSERT_PTR_NOT_NULL(err && strstr(err->message, OTHER_ID) &&
+			       strstr(err->message, FAKE_ID));
+	CU_ASSERT_PTR_NULL(res.backend);
+	brig_error_free(err);
+	brig_result_clear(&res);
+	brig_ctx_free(ctx);
+}
+
+/* A pinned image that is gone: rebuilding it is not enough, it needs a new pin. */
+static void test_images_pinned_missing(void)
+{
+	brig_ctx *ctx = make_ctx("{\"images\": {\"node\": \"x/missing:1@" FAKE_ID "\"}}");
+	json_object *rep = brig_images_object(ctx), *v = NULL;
+	json_object *node = image_entry(rep, BRIG_LANG_NODE);
+	CU_ASSERT(json_object_object_get_ex(node, "present", &v) && v &&
+		  !json_object_get_boolean(v));
+	CU_ASSERT(json_object_object_get_ex(node, "pinned", &v) && json_object_get_boolean(v));
+	CU_ASSERT_STRING_EQUAL(entry_str(node, "pin"), FAKE_ID);
+	CU_ASSERT_PTR_NULL(entry_str(node, "pin_ref"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(entry_str(node, "problem"), "pin the new one"));
+	json_object_put(rep);
+	brig_ctx_free(ctx);
+}
+
+/* A backend that cannot start a box from an ID runs tags as before, and is refused a pinned
+ * image rather than run it by a name that may have moved. */
+static void test_pinned_needs_image_id_feature(void)
+{
+	brig_ctx *ctx = make_ctx("{\"backend\": \"fake-nofeat\", \"seccomp\": \"engine\", "
+				 "\"images\": {\"shell\": \"x/pin:1@" FAKE_ID "\"}}");
+	brig_request req = { .language = BRIG_LANG_PYTHON, .code = "hi", .code_len = 2 };
+	brig_result res = { .struct_size = sizeof res };
+	brig_error *err = NULL;
+	CU_ASSERT_EQUAL(brig_run(ctx, &req, NULL, &res, &err), 0);
+	brig_result_clear(&res);
+	req.language = BRIG_LANG_SHELL;
+	CU_ASSERT_EQUAL(brig_run(ctx, &req, NULL, &res, &err), BRIG_E_UNAVAILABLE);
+	CU_ASSERT_PTR_NOT_NULL(err &&
+			       strstr(err->message, "starting a box from a pinned image ID"));
+	brig_error_free(err);
+	brig_result_clear(&res);
+	brig_ctx_free(ctx);
+}
+
 /* Copy a built fake plugin into `dir` as `name` with `mode`. */
 static char *copy_plugin(const char *dir, const char *from, const char *name, mode_t mode)
 {
@@ -760,6 +860,9 @@ static CU_TestInfo tests[] = {
 	{ "audit: unwritable log fails closed", test_audit_unwritable_fails_closed },
 	{ "sha256: FIPS 180-2 vectors, nettle loaded per hash", test_sha256_vectors },
 	{ "cancel fd reaches the backend", test_cancel_fd },
+	{ "images report", test_images_report },
+	{ "images report: a pinned image that is gone", test_images_pinned_missing },
+	{ "pinned image needs BRIG_FEATURE_IMAGE_ID", test_pinned_needs_image_id_feature },
 	{ "status json", test_status_json },
 	{ "plugin writable by others refused", test_writable_plugin_refused },
 	{ "backend lacking a needed feature refused", test_missing_feature_refused },

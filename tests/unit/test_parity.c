@@ -21,8 +21,8 @@ typedef struct rendered {
 	json_object *hc;
 } rendered;
 
-static void render(const char *policy_json, brig_language lang, int isolation, const char *runtime,
-		   rendered *r)
+static void render_image(const char *policy_json, brig_language lang, int isolation,
+			 const char *runtime, const brig_image_info *image, rendered *r)
 {
 	brig_policy *p = NULL;
 	brig_error *err = NULL;
@@ -36,7 +36,8 @@ static void render(const char *policy_json, brig_language lang, int isolation, c
 	spec_target t = { .runtime = runtime,
 			  .isolation = isolation,
 			  .init = "/usr/lib/brig/brig-init",
-			  .user = "2000000000:65534" };
+			  .user = "2000000000:65534",
+			  .image = image };
 	CU_ASSERT_EQUAL_FATAL(spec_build(p, &req, BRIG_TIMEOUT_REFUSE, &t, &r->spec, &notice, &err),
 			      0);
 	free(notice);
@@ -45,6 +46,12 @@ static void render(const char *policy_json, brig_language lang, int isolation, c
 				  r->spec->seccomp_profile ? "/tmp/p.json" : NULL);
 	r->body = dock_create_body(r->spec, true);
 	CU_ASSERT_FATAL(json_object_object_get_ex(r->body, "HostConfig", &r->hc));
+}
+
+static void render(const char *policy_json, brig_language lang, int isolation, const char *runtime,
+		   rendered *r)
+{
+	render_image(policy_json, lang, isolation, runtime, NULL, r);
 }
 
 static void release(rendered *r)
@@ -116,6 +123,7 @@ static void check_same(rendered *r)
 	/* image and command: the words after the last flag */
 	size_t n = strv_len(a), nargv = strv_len(s->argv);
 	CU_ASSERT_STRING_EQUAL(a[n - nargv - 1], jstr(r->body, "Image"));
+	CU_ASSERT_STRING_EQUAL(jstr(r->body, "Image"), s->image_id ? s->image_id : s->image);
 	json_object *cmd;
 	CU_ASSERT_FATAL(json_object_object_get_ex(r->body, "Cmd", &cmd));
 	CU_ASSERT_EQUAL(json_object_array_length(cmd), nargv);
@@ -333,12 +341,33 @@ static void test_gvisor_network_refused(void)
 	brig_policy_free(p);
 }
 
+/* A looked-up image: both start the box from its ID, never from the tag that named it. */
+static void test_image_id(void)
+{
+	static const char id[] =
+		"sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+	brig_image_info found = { .struct_size = sizeof found };
+	memcpy(found.id, id, sizeof id);
+	rendered r;
+	render_image("{\"images\": {\"shell\": \"brig/shell:bookworm@sha256:"
+		     "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef\"}}",
+		     BRIG_LANG_SHELL, BRIG_ISOLATION_CONTAINER, "runc", &found, &r);
+	check_same(&r);
+	CU_ASSERT_STRING_EQUAL(jstr(r.body, "Image"), id);
+	release(&r);
+	render_image(NULL, BRIG_LANG_PYTHON, BRIG_ISOLATION_GVISOR, "runsc-seccomp", &found, &r);
+	check_same(&r);
+	CU_ASSERT_STRING_EQUAL(jstr(r.body, "Image"), id);
+	release(&r);
+}
+
 static CU_TestInfo tests[] = {
 	{ "default python spec: CLI argv == API body", test_default_python },
 	{ "every language", test_every_language },
 	{ "custom limits, network on", test_custom_limits_and_network },
 	{ "gvisor runtime", test_gvisor_runtime },
 	{ "gvisor refuses network: true", test_gvisor_network_refused },
+	{ "image ID", test_image_id },
 	CU_TEST_INFO_NULL,
 };
 

@@ -165,7 +165,7 @@ static bool policy_equal(const brig_policy *a, const brig_policy *b)
 		  a->pids_limit == b->pids_limit && a->nofile == b->nofile &&
 		  a->tmpfs_mb == b->tmpfs_mb && a->max_input_bytes == b->max_input_bytes &&
 		  a->max_output_bytes == b->max_output_bytes && a->network == b->network &&
-		  str_eq(a->user, b->user) && a->require_digest == b->require_digest &&
+		  str_eq(a->user, b->user) && a->require_pinned == b->require_pinned &&
 		  str_eq(a->backend, b->backend) && a->isolation == b->isolation &&
 		  str_eq(a->seccomp_profile, b->seccomp_profile) &&
 		  strv_same(a->seccomp_deny, b->seccomp_deny) &&
@@ -282,7 +282,7 @@ static void test_defaults(void)
 	CU_ASSERT_STRING_EQUAL(p->images[BRIG_LANG_PYTHON], "brig/python:bookworm");
 	CU_ASSERT_STRING_EQUAL(p->images[BRIG_LANG_NODE], "brig/node:bookworm");
 	CU_ASSERT_STRING_EQUAL(p->images[BRIG_LANG_SHELL], "brig/shell:bookworm");
-	CU_ASSERT_FALSE(p->require_digest);
+	CU_ASSERT_FALSE(p->require_pinned);
 	CU_ASSERT_STRING_EQUAL(p->backend, "auto");
 	CU_ASSERT_EQUAL(p->isolation, BRIG_ISOLATION_CONTAINER);
 	CU_ASSERT_STRING_EQUAL(p->seccomp_profile, "brig");
@@ -397,7 +397,7 @@ static void test_other_wrong_types(void)
 	key_fails("cpus", "\"1\"", "expected a number, got a string");
 	key_fails("network", "\"true\"", "expected true or false, got a string");
 	key_fails("network", "1", "expected true or false, got an integer");
-	key_fails("require_digest", "0", "expected true or false");
+	key_fails("require_pinned", "0", "expected true or false");
 	key_fails("user", "65534", "expected a string, got an integer");
 	key_fails("backend", "null", "expected a string, got null");
 	key_fails("isolation", "2", "expected a string");
@@ -587,6 +587,58 @@ static void test_image_error_message(void)
 		   ORIGIN ": images.node: \"node\\x1b[2J\" is not an image reference", NULL);
 }
 
+#define OTHER64 "fedcba9876543210fedcba9876543210fedcba9876543210fedcba9876543210"
+
+/* Which references pin, what the engine is asked about, and when a found image is the pinned
+ * one: only NAME:TAG@sha256:... is looked up by something that can move (its tag). */
+static void test_image_pins(void)
+{
+	static const struct {
+		const char *ref, *pin, *lookup;
+	} forms[] = {
+		{ "brig/python:bookworm", NULL, "brig/python:bookworm" },
+		{ "reg:5000/py:1", NULL, "reg:5000/py:1" },
+		{ "sha256:" HEX64, "sha256:" HEX64, "sha256:" HEX64 },
+		{ "py@sha256:" HEX64, "sha256:" HEX64, "py@sha256:" HEX64 },
+		{ "reg:5000/py@sha256:" HEX64, "sha256:" HEX64, "reg:5000/py@sha256:" HEX64 },
+		{ "brig/python:bookworm@sha256:" HEX64, "sha256:" HEX64, "brig/python:bookworm" },
+		{ "reg:5000/py:1@sha256:" HEX64, "sha256:" HEX64, "reg:5000/py:1" },
+	};
+	for (size_t i = 0; i < sizeof forms / sizeof *forms; i++) {
+		const char *pin = policy_image_pin(forms[i].ref);
+		CU_ASSERT_TRUE(str_eq(pin, forms[i].pin));
+		cleanup_free char *lookup = policy_image_lookup_ref(forms[i].ref);
+		CU_ASSERT_STRING_EQUAL(lookup, forms[i].lookup);
+		/* every form but NAME:TAG@ is looked up by its content address: it holds */
+		bool tag_pin = pin && strcmp(lookup, forms[i].ref) != 0;
+		CU_ASSERT_EQUAL(policy_image_pin_holds(forms[i].ref, "sha256:" OTHER64, NULL),
+				!tag_pin);
+	}
+	const char *ref = "brigtest/pin:t@sha256:" HEX64;
+	CU_ASSERT_TRUE(policy_image_pin_holds(ref, "sha256:" HEX64, NULL));
+	/* the tag moved to another image: refused, also with unrelated registry digests */
+	char *digests[] = { "brigtest/pin@sha256:" OTHER64, "other@sha256:" OTHER64, NULL };
+	CU_ASSERT_FALSE(policy_image_pin_holds(ref, "sha256:" OTHER64, NULL));
+	CU_ASSERT_FALSE(policy_image_pin_holds(ref, "sha256:" OTHER64, digests));
+	CU_ASSERT_FALSE(policy_image_pin_holds(ref, NULL, NULL));
+	/* a registry digest of the image the tag names holds (whatever the repository) */
+	char *pulled[] = { "other@sha256:" OTHER64, "reg.example/pin@sha256:" HEX64, NULL };
+	CU_ASSERT_TRUE(policy_image_pin_holds(ref, "sha256:" OTHER64, pulled));
+	/* a digest that merely starts like the pin is another digest */
+	char *prefix[] = { "reg.example/pin@sha256:" HEX64 "00", NULL };
+	CU_ASSERT_FALSE(policy_image_pin_holds(ref, "sha256:" OTHER64, prefix));
+
+	/* the line `brig images` prints */
+	cleanup_free char *a = policy_image_pinned_ref("brig/shell:bookworm", "sha256:" HEX64);
+	CU_ASSERT_STRING_EQUAL(a, "brig/shell:bookworm@sha256:" HEX64);
+	char why[512];
+	CU_ASSERT_EQUAL(policy_check_image(a, true, why, sizeof why), 0);
+	cleanup_free char *b = policy_image_pinned_ref(ref, "sha256:" OTHER64);
+	CU_ASSERT_STRING_EQUAL(b, ref); /* pinned already: as written */
+	cleanup_free char *c = policy_image_pinned_ref("brig/shell:bookworm", "sha256:short");
+	CU_ASSERT_STRING_EQUAL(c, "brig/shell:bookworm"); /* not an ID: nothing to pin to */
+}
+
 static void test_partial_images_keep_defaults(void)
 {
 	brig_policy *p =
@@ -616,28 +668,55 @@ static void test_file_may_loosen(void)
 	brig_policy_free(p);
 }
 
-static void test_require_digest(void)
+static void test_require_pinned(void)
 {
-	load_fails("{\"require_digest\": true}",
+	load_fails("{\"require_pinned\": true}",
 		   ORIGIN ": images.python: \"brig/python:bookworm\" is "
-			  "not pinned by digest (require_digest is true",
+			  "not pinned (require_pinned is true): write NAME:TAG@sha256:<image ID>",
 		   NULL);
 	const char *pinned =
 		"{\"images\": {\"python\": \"py@sha256:" HEX64 "\", \"node\": \"sha256:" HEX64
 		"\", \"shell\": \"reg:5000/sh:1@sha256:" HEX64 "\"}";
 	/* the order of the keys in the file does not matter */
-	cleanup_free char *after = xasprintf("%s, \"require_digest\": true}", pinned);
-	cleanup_free char *before = xasprintf("{\"require_digest\": true, %s}", pinned + 1);
+	cleanup_free char *after = xasprintf("%s, \"require_pinned\": true}", pinned);
+	cleanup_free char *before = xasprintf("{\"require_pinned\": true, %s}", pinned + 1);
 	brig_policy *p = load_ok(after);
-	CU_ASSERT_TRUE(p && p->require_digest);
+	CU_ASSERT_TRUE(p && p->require_pinned);
 	brig_policy_free(p);
-	brig_policy_free(load_ok(before));
-	load_fails("{\"require_digest\": true, \"images\": {\"python\": \"py@sha256:" HEX64
+	p = load_ok(before);
+	load_fails("{\"require_pinned\": true, \"images\": {\"python\": \"py@sha256:" HEX64
 		   "\", \"shell\": \"sh@sha256:" HEX64 "\"}}",
-		   ORIGIN ": images.node: ", "not pinned by digest");
+		   ORIGIN ": images.node: ", "not pinned");
 	char why[512];
 	CU_ASSERT_EQUAL(policy_check_image("python:3.11", true, why, sizeof why), -1);
 	CU_ASSERT_EQUAL(policy_check_image("sha256:" HEX64, true, why, sizeof why), 0);
+	CU_ASSERT_EQUAL(
+		policy_check_image("brig/python:bookworm@sha256:" HEX64, true, why, sizeof why), 0);
+	CU_ASSERT_EQUAL(policy_check_image("reg:5000/py@sha256:" HEX64, true, why, sizeof why), 0);
+	CU_ASSERT_EQUAL(policy_check_image("reg:5000/py:1", true, why, sizeof why), -1);
+	brig_policy_free(p);
+}
+
+/* The old name is refused with the new one, in a file and as an override, whatever its value:
+ * a policy must not silently lose the switch, nor name it twice. */
+static void test_require_digest_renamed(void)
+{
+	static const char *const values[] = { "true", "false" };
+	for (size_t i = 0; i < 2; i++) {
+		cleanup_free char *json = one("require_digest", values[i]);
+		load_fails(json, ORIGIN ": require_digest: renamed require_pinned",
+			   "write \"require_pinned\" instead");
+	}
+	load_fails("{\"require_pinned\": true, \"require_digest\": true}",
+		   ORIGIN ": require_digest: renamed require_pinned", NULL);
+	brig_policy *p = brig_policy_new_default();
+	override_fails(p, "require_digest", "true", BRIG_E_USAGE,
+		       CLI ": require_digest: renamed require_pinned");
+	CU_ASSERT_FALSE(p->require_pinned);
+	cleanup_free char *js = brig_policy_to_json(p);
+	CU_ASSERT_PTR_NULL(strstr(js, "require_digest"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(js, "\"require_pinned\":false"));
+	brig_policy_free(p);
 }
 
 static void test_max_timeout_below_timeout(void)
@@ -1064,18 +1143,19 @@ static void test_override_isolation(void)
 	brig_policy_free(p);
 }
 
-static void test_override_require_digest(void)
+static void test_override_require_pinned(void)
 {
 	brig_policy *p = brig_policy_new_default();
-	override_fails(p, "require_digest", "true", BRIG_E_POLICY,
-		       CLI ": images.python: \"brig/python:bookworm\" is not pinned by digest");
+	override_fails(p, "require_pinned", "true", BRIG_E_POLICY,
+		       CLI ": images.python: \"brig/python:bookworm\" is not pinned");
+	CU_ASSERT_FALSE(p->require_pinned); /* a failed override leaves the policy as it was */
 	override_ok(p, "images.python", "py@sha256:" HEX64, false);
-	override_ok(p, "images.node", "node@sha256:" HEX64, false);
+	override_ok(p, "images.node", "node:20@sha256:" HEX64, false);
 	override_ok(p, "images.shell", "sha256:" HEX64, false);
-	override_ok(p, "require_digest", "true", false);
+	override_ok(p, "require_pinned", "true", false);
 	override_fails(p, "images.node", "node:20", BRIG_E_POLICY,
-		       CLI ": images.node: \"node:20\" is not pinned by digest");
-	override_ok(p, "require_digest", "false", true);
+		       CLI ": images.node: \"node:20\" is not pinned");
+	override_ok(p, "require_pinned", "false", true); /* turning it off loosens */
 	override_ok(p, "images.node", "node:20", false);
 	brig_policy_free(p);
 }
@@ -1196,7 +1276,7 @@ static void test_to_json_order_and_shape(void)
 					     "network",
 					     "user",
 					     "images",
-					     "require_digest",
+					     "require_pinned",
 					     "backend",
 					     "isolation",
 					     "seccomp",
@@ -1274,7 +1354,7 @@ static void test_to_json_round_trip(void)
 		{ "images.python", "py@sha256:" HEX64, false },
 		{ "images.node", "sha256:" HEX64, false },
 		{ "images.shell", "reg:5000/sh:1@sha256:" HEX64, false },
-		{ "require_digest", "true", false },
+		{ "require_pinned", "true", false },
 		{ "isolation", "gvisor", false },
 		{ "audit_log", "/var/log/brig.jsonl", false },
 		{ "backend", "docker-api", false },
@@ -2001,6 +2081,73 @@ static void test_spec_same_box(void)
 	brig_policy_free(p);
 }
 
+/* The ID the engine found goes into the box when it is the image the policy pins; a tag that
+ * names another image now is refused with both IDs; the pool's "same box" test keys on it. */
+static void test_spec_image_id(void)
+{
+	brig_image_info found = { .struct_size = sizeof found, .id = "sha256:" HEX64 };
+	spec_target t = { .runtime = "runc",
+			  .isolation = BRIG_ISOLATION_CONTAINER,
+			  .init = TEST_INIT,
+			  .user = TEST_USER };
+	brig_request req = { .language = BRIG_LANG_SHELL, .code = "id", .code_len = 2 };
+	brig_policy *p = brig_policy_new_default();
+	brig_spec *a = NULL, *b = NULL;
+	brig_error *err = NULL;
+	/* not looked up: the box starts from the reference (the engine resolves it) */
+	CU_ASSERT_EQUAL_FATAL(spec_build(p, &req, BRIG_TIMEOUT_REFUSE, &t, &a, NULL, &err), 0);
+	CU_ASSERT_PTR_NULL(a->image_id);
+	CU_ASSERT_STRING_EQUAL(brig_spec_image(a), "brig/shell:bookworm");
+	/* a tag: the ID it names now */
+	t.image = &found;
+	CU_ASSERT_EQUAL_FATAL(spec_build(p, &req, BRIG_TIMEOUT_REFUSE, &t, &b, NULL, &err), 0);
+	CU_ASSERT_STRING_EQUAL(b->image_id, "sha256:" HEX64);
+	CU_ASSERT_STRING_EQUAL(brig_spec_image(b), "sha256:" HEX64);
+	CU_ASSERT_FALSE(spec_same_box(a, b)); /* a box of another image is another box */
+	json_object *js = spec_to_json(b);
+	json_object *v = NULL;
+	CU_ASSERT_TRUE(json_object_object_get_ex(js, "image_id", &v));
+	CU_ASSERT_STRING_EQUAL(json_object_get_string(v), "sha256:" HEX64);
+	json_object_put(js);
+	spec_free(a);
+	/* the tag rebuilt: the same reference, another ID, another box */
+	brig_image_info rebuilt = { .struct_size = sizeof rebuilt, .id = "sha256:" OTHER64 };
+	t.image = &rebuilt;
+	CU_ASSERT_EQUAL_FATAL(spec_build(p, &req, BRIG_TIMEOUT_REFUSE, &t, &a, NULL, &err), 0);
+	CU_ASSERT_STRING_EQUAL(a->image, b->image);
+	CU_ASSERT_FALSE(spec_same_box(a, b));
+	spec_free(a);
+	a = NULL;
+	/* pinned NAME:TAG@ID: holds while the tag names that ID */
+	override_ok(p, "images.shell", "brigtest/pin:t@sha256:" HEX64, false);
+	t.image = &found;
+	CU_ASSERT_EQUAL_FATAL(spec_build(p, &req, BRIG_TIMEOUT_REFUSE, &t, &a, NULL, &err), 0);
+	CU_ASSERT_STRING_EQUAL(a->image, "brigtest/pin:t@sha256:" HEX64);
+	CU_ASSERT_STRING_EQUAL(a->image_id, "sha256:" HEX64);
+	spec_free(a);
+	a = NULL;
+	/* ... and is refused, naming both IDs, once it names another */
+	t.image = &rebuilt;
+	CU_ASSERT_EQUAL(spec_build(p, &req, BRIG_TIMEOUT_REFUSE, &t, &a, NULL, &err),
+			BRIG_E_REFUSED);
+	CU_ASSERT_PTR_NULL(a);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(err);
+	CU_ASSERT_TRUE(starts_with(err->message,
+				   "images.shell: brigtest/pin:t names image sha256:" OTHER64
+				   " now, not the pinned sha256:" HEX64));
+	CU_ASSERT_PTR_NOT_NULL(strstr(err->message, "nothing was started"));
+	brig_error_free(err);
+	err = NULL;
+	/* a registry digest of the image the tag names holds the pin */
+	char *digests[] = { "reg.example/pin@sha256:" HEX64, NULL };
+	rebuilt.repo_digests = digests;
+	CU_ASSERT_EQUAL_FATAL(spec_build(p, &req, BRIG_TIMEOUT_REFUSE, &t, &a, NULL, &err), 0);
+	CU_ASSERT_STRING_EQUAL(a->image_id, "sha256:" OTHER64);
+	spec_free(a);
+	spec_free(b);
+	brig_policy_free(p);
+}
+
 static CU_TestInfo tests[] = {
 	{ "defaults", test_defaults },
 	{ "empty object is the defaults", test_empty_object_is_defaults },
@@ -2027,9 +2174,11 @@ static CU_TestInfo tests[] = {
 	{ "images: accepted forms", test_image_forms_accepted },
 	{ "images: refused forms", test_image_forms_refused },
 	{ "images: error message", test_image_error_message },
+	{ "images: pins", test_image_pins },
 	{ "images: partial object keeps defaults", test_partial_images_keep_defaults },
 	{ "a file may loosen", test_file_may_loosen },
-	{ "require_digest", test_require_digest },
+	{ "require_pinned", test_require_pinned },
+	{ "require_digest: renamed", test_require_digest_renamed },
 	{ "max_timeout below timeout", test_max_timeout_below_timeout },
 	{ "backend", test_backend },
 	{ "isolation", test_isolation },
@@ -2051,7 +2200,7 @@ static CU_TestInfo tests[] = {
 	{ "override: cpus", test_override_cpus },
 	{ "override: network", test_override_network },
 	{ "override: isolation", test_override_isolation },
-	{ "override: require_digest", test_override_require_digest },
+	{ "override: require_pinned", test_override_require_pinned },
 	{ "override: seccomp", test_override_seccomp },
 	{ "override: seccomp deny list", test_override_seccomp_deny },
 	{ "override: strings", test_override_strings },
@@ -2082,6 +2231,7 @@ static CU_TestInfo tests[] = {
 	{ "parse /proc stat starttime", test_parse_starttime },
 	{ "warm pool keys: defaults, edges, types, overrides", test_warm_pool_keys },
 	{ "spec_same_box", test_spec_same_box },
+	{ "spec: the image ID and its pin", test_spec_image_id },
 	{ "spec: the gVisor box is final (wrapper, env, slack)", test_spec_gvisor_final_box },
 	{ "outcome -> result: verdicts, marker, cap", test_finish_outcome },
 	CU_TEST_INFO_NULL,

@@ -288,6 +288,72 @@ static void test_changed_box_drains(void)
 	unlink(path);
 }
 
+static void set_image_id(const char *id)
+{
+	void (*fn)(const char *) = NULL;
+	*(void **)&fn = dlsym(fake_lib, "fake_set_image_id");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(fn);
+	fn(id);
+}
+
+#define ID_A "sha256:000000000000000000000000000000000000000000000000000000000000000a"
+#define ID_B "sha256:000000000000000000000000000000000000000000000000000000000000000b"
+
+/* An image rebuilt under its tag: the boxes started from the old one are drained, never handed
+ * a run; the audit line names the ID each run started from. */
+static void test_rebuilt_image_drains(void)
+{
+	char path[] = "/tmp/brig-audit-XXXXXX";
+	int fd = mkstemp(path);
+	CU_ASSERT_FATAL(fd >= 0);
+	close(fd);
+	brig_ctx *ctx = make_ctx("{\"warm_pool\": 1}");
+	set_image_id(ID_A);
+	brig_error *err = NULL;
+	CU_ASSERT_EQUAL_FATAL(brig_ctx_set_audit_log(ctx, path, &err), 0);
+	wait_settled(ctx, 3);
+	/* the boxes started before set_image_id may carry the fake's default ID: take them out */
+	brig_result res = { .struct_size = sizeof res };
+	CU_ASSERT_EQUAL(run_code(ctx, BRIG_LANG_SHELL, "a0", &res), 0);
+	brig_result_clear(&res);
+	CU_ASSERT_FATAL(pool_wait_idle(ctx->pool, BRIG_LANG_SHELL, 1, WAIT_MS));
+	CU_ASSERT_EQUAL(run_code(ctx, BRIG_LANG_SHELL, "a1", &res), 0);
+	CU_ASSERT_TRUE(res.pooled); /* a box of image A */
+	brig_result_clear(&res);
+	CU_ASSERT_FATAL(pool_wait_idle(ctx->pool, BRIG_LANG_SHELL, 1, WAIT_MS));
+	json_object *st = pool_status(ctx);
+	int drained = status_int(st, NULL, "drained");
+	json_object_put(st);
+	set_image_id(ID_B); /* rebuilt under the same tag */
+	CU_ASSERT_EQUAL(run_code(ctx, BRIG_LANG_SHELL, "b1", &res), 0);
+	CU_ASSERT_FALSE(res.pooled); /* the idle box of A was not used */
+	brig_result_clear(&res);
+	st = pool_status(ctx);
+	CU_ASSERT_EQUAL(status_int(st, NULL, "drained"), drained + 1);
+	json_object_put(st);
+	CU_ASSERT_FATAL(pool_wait_idle(ctx->pool, BRIG_LANG_SHELL, 1, WAIT_MS));
+	CU_ASSERT_EQUAL(run_code(ctx, BRIG_LANG_SHELL, "b2", &res), 0);
+	CU_ASSERT_TRUE(res.pooled); /* the refill is a box of B */
+	brig_result_clear(&res);
+	brig_ctx_free(ctx);
+	set_image_id("sha256:0000000000000000000000000000000000000000000000000000000000000007");
+	/* a1 ran in a box of A, b1 and b2 in boxes of B */
+	FILE *f = fopen(path, "r");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+	char line[4096];
+	int n = 0;
+	while (fgets(line, sizeof line, f)) {
+		n++;
+		const char *want =
+			n == 2 ? "\"image_id\":\"" ID_A "\"" : "\"image_id\":\"" ID_B "\"";
+		if (n >= 2)
+			CU_ASSERT_PTR_NOT_NULL(strstr(line, want));
+	}
+	CU_ASSERT_EQUAL(n, 4);
+	fclose(f);
+	unlink(path);
+}
+
 static void test_audit_and_json_say_pooled(void)
 {
 	char path[] = "/tmp/brig-audit-XXXXXX";
@@ -362,6 +428,7 @@ static CU_TestInfo tests[] = {
 	{ "prepare failure: error reported, cold runs", test_prepare_failure_backs_off },
 	{ "changed box drains the language", test_changed_box_drains },
 	{ "audit line and result JSON say pooled", test_audit_and_json_say_pooled },
+	{ "a rebuilt image drains its boxes", test_rebuilt_image_drains },
 	{ "concurrent runs", test_concurrent_runs },
 	CU_TEST_INFO_NULL,
 };
