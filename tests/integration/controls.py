@@ -28,14 +28,15 @@ GVISOR = BACKEND == "gvisor" or os.environ.get("BRIG_TEST_ISOLATION") == "gvisor
 # 2-core lab host while other jobs kept its load average at 8-42), rounded up to 0.5 s.  The
 # p99s (docker-cli, docker-api, gvisor):
 #   timeout   -t 2 `while True: pass`: brig's wall time past the deadline 1.82, 2.73, 1.53;
-#             duration_ms past it 1.31, 1.65, 1.05
+#             duration_ms past it 1.31, 1.65, 1.05 (docker-cli since brig-init and the per-box
+#             uid: 2.07 seen in CI, so its bound is 3.0)
 #   flood     10 MiB written at once: brig's wall time 8.49, 6.98, 3.23
 #   yes       `yes`: brig's wall time 2.39, 1.47, 3.22
 #   forkbomb  -t 4 shell fork bomb: wall time past the deadline 3.06, 0.97, 5.68
 # A bound well below the 30 s the program was given still proves the limit stopped it at once.
 BOUND = {
     "timeout_wall": {"docker-cli": 3.0, "docker-api": 4.5, "gvisor": 2.5},
-    "timeout_duration": {"docker-cli": 2.0, "docker-api": 2.5, "gvisor": 2.0},
+    "timeout_duration": {"docker-cli": 3.0, "docker-api": 2.5, "gvisor": 2.0},
     "flood_wall": {"docker-cli": 13.0, "docker-api": 10.5, "gvisor": 5.0},
     "yes_wall": {"docker-cli": 3.5, "docker-api": 2.5, "gvisor": 5.0},
     "forkbomb_wall": {"docker-cli": 5.0, "docker-api": 1.5, "gvisor": 8.5},

@@ -662,7 +662,9 @@ def test_mcp_recovers_with_dockerd():
     policy = f"{D.data_dir}/recover-policy.json"
     with open(policy, "w") as f:
         json.dump({"backend": "docker-api", "warm_pool": 1, "audit_log": AUDIT}, f)
-    m = mcpclient.Mcp([BRIG, "mcp", "--policy", policy], stderr=subprocess.DEVNULL)
+    # (the plugin directory gc uses below: gc removes only its own installation's boxes)
+    m = mcpclient.Mcp([BRIG, "mcp", "--policy", policy], stderr=subprocess.DEVNULL,
+                      env=dict(os.environ, BRIG_BACKEND_DIR=plugin_dir("docker-api")))
     try:
         INVOCATIONS[0] += 1
         r = m.request("tools/call", {"name": "run_code", "arguments": {
@@ -686,6 +688,7 @@ def test_mcp_recovers_with_dockerd():
         m.close(timeout=60)
     p, _ = gc("docker-api")  # what the killed daemon's restart left
     assert p.returncode == 0, p
+    assert not boxes(), ("boxes left after the server stopped and gc", boxes())
 
 
 def test_audit_log_complete():
