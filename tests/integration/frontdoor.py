@@ -173,7 +173,8 @@ def test_doctor_table_and_exit_status():
     assert rows["gvisor"][1:4] == ["gvisor", "yes", "runsc-seccomp"], p.stdout
     assert "selected: gvisor (gvisor isolation, runtime runsc-seccomp)" in lines, p.stdout
     for lang in ("python", "node", "shell"):
-        assert re.search(rf"^  {lang} +brig/{lang}:bookworm +present$", p.stdout, re.M), p.stdout
+        assert re.search(rf"^  {lang} +brig/{lang}:bookworm +present sha256:[0-9a-f]{{12}}, ",
+                         p.stdout, re.M), p.stdout
     j = run("doctor", "--json")
     assert j.returncode == 0 and json.loads(j.stdout)["selected"] == "gvisor", j
     with scratch() as d:
@@ -243,7 +244,7 @@ IMAGE = {"python": "brig/python:bookworm", "node": "brig/node:bookworm", "shell"
 def explained_image(*args):
     p = run("explain", "--backend", "docker-cli", *args)
     assert p.returncode == 0, p
-    m = re.search(r"^  (brig/\S+) ", p.stdout, re.M)
+    m = re.search(r"^# image: (brig/\S+) = sha256:[0-9a-f]{64} ", p.stdout, re.M)
     assert m, p.stdout
     return m.group(1)
 
