@@ -446,7 +446,7 @@ int spec_build(const brig_policy *p, const brig_request *req, brig_timeout_mode 
 		return brig_fail(err, BRIG_E_UNAVAILABLE, 0,
 				 "brig-init (every box's PID 1) is missing or at an unusable path: "
 				 "reinstall brig");
-	if (p->network && target->isolation == BRIG_ISOLATION_GVISOR)
+	if (p->network && target->isolation >= BRIG_ISOLATION_GVISOR)
 		return brig_fail(err, BRIG_E_UNAVAILABLE, 0, "%s", SPEC_GVISOR_NO_NETWORK);
 	int r = check_request(p, req, target->isolation, err);
 	if (r == 0)

@@ -270,7 +270,7 @@ static int select_auto(brig_ctx *ctx, loaded_backend **out, char **fallback, bri
 	int best_isolation = n ? cand[0]->be->isolation : 0;
 	for (size_t i = 0; i < n; i++) {
 		brig_probe_info info;
-		if (p->network && cand[i]->be->isolation == BRIG_ISOLATION_GVISOR) {
+		if (p->network && cand[i]->be->isolation >= BRIG_ISOLATION_GVISOR) {
 			/* it could not honour the box (spec_build refuses it): the next one */
 			sb_printf(&why, "; %s: %s", cand[i]->be->name, SPEC_GVISOR_NO_NETWORK);
 			continue;
