@@ -16,7 +16,7 @@ import re
 import subprocess
 import tempfile
 
-from brigtest import BACKEND, BRIG, brig, docker, main, require_engine, skip
+from brigtest import BACKEND, BRIG, brig, docker, known_bug_if, main, require_engine, skip
 
 IMAGES = {"python": "brig/python:bookworm", "node": "brig/node:bookworm",
           "shell": "brig/shell:bookworm"}
@@ -101,6 +101,9 @@ def test_images_json_is_the_engine():
     assert json.loads(p.stdout)["images"] == rep["images"]
 
 
+@known_bug_if("ASAN_OPTIONS" in os.environ,
+              "under ASan `brig images --json --policy PINNED` aborts after its first 4 KiB of "
+              "output in this test (not reproduced by hand yet); issue 14 stays open for it")
 def test_pin_lines_pin_every_image():
     """What an operator does: paste the "pin" lines of `brig images` into the policy."""
     p = cli("images")
