@@ -16,6 +16,7 @@ import Ajv from 'ajv';
 
 import {
   BRIG,
+  bound,
   containersOf,
   failures,
   finish,
@@ -137,7 +138,7 @@ await test('run_code: timeout', async () => {
   assert.equal(r.isError, true);
   assert.equal(r.structuredContent.verdict, 'timeout', text(r));
   assert.equal(r.structuredContent.timed_out, true);
-  assert.ok(Date.now() - t0 < 15000);
+  assert.ok(Date.now() - t0 < bound(15000));
 });
 
 await test('run_code: out of memory', async () => {
@@ -210,7 +211,7 @@ await test('ping is answered while code runs', async () => {
   await sleep(800);
   const t0 = Date.now();
   await client.ping();
-  assert.ok(Date.now() - t0 < 1000, `ping took ${Date.now() - t0} ms`);
+  assert.ok(Date.now() - t0 < bound(1000), `ping took ${Date.now() - t0} ms`);
   const r = await p;
   assert.equal(r.structuredContent.stdout, 'done\n');
 });
@@ -241,7 +242,7 @@ await test('cancellation: the call is abandoned and its container removed', asyn
     10000,
     'the container to be removed',
   );
-  assert.ok(Date.now() - t0 < 10000);
+  assert.ok(Date.now() - t0 < bound(10000));
   runs.push({ code, verdict: 'cancelled' });
   // the session is still fine
   const r = await runCode({ language: 'shell', code: 'echo after' });
@@ -290,7 +291,7 @@ await test('close: the server exits and leaves no container behind', async () =>
     10000,
     'the server to exit',
   );
-  assert.ok(Date.now() - t0 < 5000, `exit took ${Date.now() - t0} ms`);
+  assert.ok(Date.now() - t0 < bound(5000), `exit took ${Date.now() - t0} ms`);
   assert.deepEqual(containersOf(pid), []);
 });
 
@@ -373,7 +374,7 @@ await test('raw stdio: SIGTERM during a run removes the container and exits prom
   const { code } = await s.exited;
   // (auto is gVisor here: the running box and the warm pool's six idle ones are removed
   // first; CI measured 5.2 s on the 2-core host beside a runc suite)
-  assert.ok(Date.now() - t0 < 10000, `exit took ${Date.now() - t0} ms`);
+  assert.ok(Date.now() - t0 < bound(10000), `exit took ${Date.now() - t0} ms`);
   assert.equal(code, 0, s.stderr());
   assert.deepEqual(containersOf(s.child.pid), []);
 });

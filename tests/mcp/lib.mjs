@@ -11,6 +11,10 @@ if (!BRIG) {
 export const serverEnv = { ...process.env };
 export const sha256 = (s) => createHash('sha256').update(s, 'utf8').digest('hex');
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+// A time bound, scaled for a slow build: scripts/test-all sets BRIG_TEST_SLOWDOWN in its asan
+// stage (an ASan + UBSan brig and its plugins run 2-3x slower, beside another suite on 2 cores).
+const SLOWDOWN = Number(process.env.BRIG_TEST_SLOWDOWN) || 1;
+export const bound = (ms) => ms * SLOWDOWN;
 
 export async function waitFor(pred, ms, what) {
   const end = Date.now() + ms;
