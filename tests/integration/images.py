@@ -16,11 +16,13 @@ import re
 import subprocess
 import tempfile
 
-from brigtest import BACKEND, BRIG, brig, docker, known_bug_if, main, require_engine, skip
+from brigtest import BACKEND, BRIG, brig, docker, main, require_engine, skip
+from mcpclient import brig_mcp
 
 IMAGES = {"python": "brig/python:bookworm", "node": "brig/node:bookworm",
           "shell": "brig/shell:bookworm"}
 RETAG = f"brig-test/retag-{os.getpid()}:x"
+REBUILT = f"brig-test/rebuilt-{os.getpid()}:x"
 MISSING = f"brig-test/missing-{os.getpid()}:none"
 HEX64 = re.compile(r"sha256:[0-9a-f]{64}")
 
@@ -101,9 +103,6 @@ def test_images_json_is_the_engine():
     assert json.loads(p.stdout)["images"] == rep["images"]
 
 
-@known_bug_if("ASAN_OPTIONS" in os.environ,
-              "under ASan `brig images --json --policy PINNED` aborts after its first 4 KiB of "
-              "output in this test (not reproduced by hand yet); issue 14 stays open for it")
 def test_pin_lines_pin_every_image():
     """What an operator does: paste the "pin" lines of `brig images` into the policy."""
     p = cli("images")
@@ -215,6 +214,53 @@ def test_unpinned_tag_follows_its_image():
     assert "not pinned: the ID the tag names now" in text, text
 
 
+def rebuild_shell(tag):
+    """Another image with the shell image's content under `tag`: what a rebuild that changed
+    nothing but a label makes (a new ID).  The build starts no container."""
+    p = subprocess.run([docker_bin(), "build", "-q", "-t", tag, "-"],
+                       input=f"FROM {IMAGES['shell']}\nLABEL org.brig.test={os.getpid()}\n",
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p
+    new = image_id(tag)
+    assert new != image_id(IMAGES["shell"]), new
+    return new
+
+
+def docker_bin():
+    return os.environ.get("DOCKER", "docker")
+
+
+def test_warm_pool_keys_on_the_id():
+    """A long-lived server's warm pool: an image rebuilt under its tag drains the boxes started
+    from the old one; the next run starts cold from the new ID, the refill is of the new ID."""
+    old = image_id(IMAGES["shell"])
+    assert docker("tag", IMAGES["shell"], REBUILT).returncode == 0
+    fd, log = tempfile.mkstemp(prefix="brig-images-audit-")
+    os.close(fd)
+    atexit.register(os.unlink, log)
+    pol = policy({"warm_pool": 1, "backend": BACKEND, "audit_log": log,
+                  "images": {"shell": REBUILT}})
+    s = brig_mcp(BRIG, "--policy", pol, "-q")
+    try:
+        s.wait_pool({"shell": 1})
+        r = s.run_code("shell", "echo a")
+        assert r["verdict"] == "success" and r["pooled"] is True, r
+        s.wait_pool({"shell": 1})  # the refill: a box of the old image, idle
+        new = rebuild_shell(REBUILT)
+        r = s.run_code("shell", "echo b")
+        assert r["verdict"] == "success" and r["stdout"] == "b\n", r
+        assert r["pooled"] is False, r  # the idle box of the old image was not handed the run
+        s.wait_pool({"shell": 1})
+        r = s.run_code("shell", "echo c")
+        assert r["verdict"] == "success" and r["pooled"] is True, r
+        pool = s.status()["pool"]
+        assert pool["drained"] >= 1, pool
+    finally:
+        assert s.close() == 0
+    got = [(x["image_id"], x["pooled"]) for x in audit_lines(log) if x["language"] == "shell"]
+    assert got == [(old, True), (new, False), (new, True)], got
+
+
 def test_missing_image_reported():
     pol = policy({"images": {"node": MISSING}})
     rc, rep = images_json(pol)
@@ -226,7 +272,7 @@ def test_missing_image_reported():
 
 
 def cleanup():
-    for ref in (RETAG, MISSING):
+    for ref in (RETAG, REBUILT, MISSING):
         if docker("image", "inspect", ref).returncode == 0:
             docker("rmi", ref)  # untags only: the images under it keep their own tags
 
@@ -240,4 +286,4 @@ if __name__ == "__main__":
     main([test_pinned_by_id_runs, test_tag_refused_where_pinning_required,
           test_retagged_image_refused, test_images_json_is_the_engine,
           test_pin_lines_pin_every_image, test_unpinned_tag_follows_its_image,
-          test_missing_image_reported])
+          test_warm_pool_keys_on_the_id, test_missing_image_reported])
