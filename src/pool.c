@@ -1,28 +1,29 @@
 /* pool.c - the warm pool (see pool.h for the rules).
  *
- * One mutex guards everything; no engine call is made while holding it.  Workers loop:
- * remove a used or drained container if there is one (also while stopping), else start one
- * for the language with the fewest idle + starting containers that is below warm_pool, has
- * no failure backoff running and fits the memory budget, else sleep until a take, a release,
- * the end of a run, a backoff or the stop wakes them.
+ * One mutex guards everything; no engine call is made while holding it.  The work is done by
+ * "steps", jobs on the pool's job queue (jobq.h, the one the MCP calls use too), at most
+ * POOL_WORKERS at once.  A step loops: remove a used or drained container if there is one (also
+ * while stopping), else start one for the language with the fewest idle + starting containers
+ * that is below warm_pool, has no failure backoff running and fits the memory budget; with
+ * nothing to do it ends, after queueing a step "not before" the earliest backoff end.  A take, a
+ * release, the end of a run or a drain queues a step when none is queued; the queue's workers
+ * exit when idle, so an idle pool holds no thread.
  *
  * Starting a container costs the engine (and the CPUs) about what a cold run costs, so refills
  * never compete with runs for more than the operator allows: runs + starts stay within
  * max_concurrent_runs (under saturation the pool simply stops refilling and costs nothing), and
  * while runs are in flight only a language with no idle container is refilled (a start next
  * to a warm run slows it; the others are refilled once the runs are done).  The backend is chosen
- * once, by the first worker (dispatch_select probes, which must not block brig_ctx_new).
+ * once, by the first step (dispatch_select probes, which must not block brig_ctx_new).
  */
 #include "config.h"
 
 #include <errno.h>
-#ifdef __GLIBC__
-#include <malloc.h> /* malloc_trim */
-#endif
 #include <string.h>
 #include <time.h>
 
 #include "images.h"
+#include "jobq.h"
 #include "loader.h"
 #include "pool.h"
 #include "uids.h"
@@ -30,7 +31,7 @@
 #define BACKOFF_MIN_MS   1000
 #define BACKOFF_MAX_MS   60000
 #define WORKER_STACK     (256 * 1024) /* engine calls and JSON: well under 64 KiB used */
-#define STOP_HELPERS     12           /* extra threads removing containers at the stop */
+#define STOP_HELPERS     12           /* extra steps removing containers at the stop */
 #define POOL_ERROR_BYTES 300
 /* A worker with nothing to do for this long exits: an idle pool holds no thread, and the
  * exiting threads' malloc caches go back to the heap, which the last one trims (for an idle
@@ -40,6 +41,8 @@
  * cached), and how soon again when there was none. */
 #define POOL_CHOOSE_EVERY_MS 5000
 #define POOL_CHOOSE_RETRY_MS 2000
+
+typedef struct pool_step pool_step;
 
 struct pool_entry {
 	pool_entry *next;
@@ -57,8 +60,7 @@ struct brig_pool {
 	int max_ops; /* max_concurrent_runs: runs + starts at once */
 	long memory_mb, budget_mb;
 	pthread_mutex_t lock;
-	pthread_cond_t work;    /* workers wait here */
-	pthread_cond_t changed; /* pool_wait_idle and the backend choice wait here */
+	pthread_cond_t changed; /* pool_wait_idle, the backend choice and pool_free wait here */
 	enum pool_state state;
 	bool choosing;
 	const loaded_backend *lb;
@@ -74,9 +76,17 @@ struct brig_pool {
 	int running;
 	bool stopping;
 	long taken, started, drained;
-	worker_slot workers[POOL_WORKERS];
-	int n_live;    /* LIVE workers */
-	int n_waiting; /* of them, waiting for work */
+	jobq *q;
+	int steps;        /* queued or running */
+	int steps_queued; /* of them, queued to start at once */
+	pool_step *timer; /* the step queued "not before" a backoff end, or NULL */
+	int64_t timer_at;
+};
+
+/* A step: a job of the pool's queue. */
+struct pool_step {
+	jobq_job job; /* first: the queue hands back this */
+	brig_pool *p;
 };
 
 static void entry_free(pool_entry *e)
@@ -124,27 +134,38 @@ static int pick_language(const brig_pool *p, int64_t now, int64_t *wake_at)
 	return best >= 0 && budget_allows(p) ? best : -1;
 }
 
-static void *worker_main(void *arg);
+static void step_run(jobq_job *job);
+static void step_drop(jobq_job *job);
 
-/* Start a worker in a free slot (joining one that exited); false when none could start. */
-static bool spawn_worker(brig_pool *p)
+/* Queue a step to start at once (at = 0) or not before `at`.  Locked. */
+static void submit_step(brig_pool *p, int64_t at)
 {
-	int e = worker_spawn(p->workers, POOL_WORKERS, WORKER_STACK, worker_main, p);
+	pool_step *st = xcalloc(1, sizeof *st);
+	st->p = p;
+	st->job.run = step_run;
+	st->job.drop = step_drop;
+	st->job.not_before = at;
+	int e = jobq_submit(p->q, &st->job);
 	if (e) {
-		core_debug("pool: cannot start a worker thread: %s", strerror(e));
-		return false;
+		core_debug("pool: cannot queue a step: %s", strerror(e));
+		free(st);
+		return;
 	}
-	p->n_live++;
-	return true;
+	p->steps++;
+	if (at) {
+		p->timer = st;
+		p->timer_at = at;
+	} else {
+		p->steps_queued++;
+	}
 }
 
-/* There is work (a removal, a refill, a changed budget): wake the waiting workers, or start
- * one when none is waiting.  Locked. */
+/* There is work (a removal, a refill, a changed budget): a queued step will see it; queue one
+ * unless one is queued already or POOL_WORKERS are out.  Locked. */
 static void wake_workers(brig_pool *p)
 {
-	if (p->n_waiting == 0 && p->n_live < POOL_WORKERS && !p->stopping)
-		spawn_worker(p);
-	pthread_cond_broadcast(&p->work);
+	if (p->steps_queued == 0 && p->steps < POOL_WORKERS && !p->stopping)
+		submit_step(p, 0);
 }
 
 static void push_removal(brig_pool *p, pool_entry *e)
@@ -183,7 +204,7 @@ static void set_error(brig_pool *p, int lang, const char *msg)
 	p->error[lang] = msg ? xstrndup(msg, strnlen(msg, POOL_ERROR_BYTES)) : NULL;
 }
 
-/* ---- workers ---------------------------------------------------------------------------- */
+/* ---- steps ------------------------------------------------------------------------------- */
 
 /* Follow the dispatcher's choice: the backend a run would get now (the probes expire, so it
  * can change: dockerd came up, gVisor passed its smoke test later).  Idle containers of another
@@ -315,16 +336,26 @@ static void remove_one(brig_pool *p)
 	wake_workers(p); /* the budget may allow a start now */
 }
 
-static void *worker_main(void *arg)
+/* A step ended (locked): pool_free waits for the last. */
+static void step_done(brig_pool *p)
 {
-	worker_slot *w = arg;
-	brig_pool *p = w->owner;
-	int64_t idle_since = 0;
+	p->steps--;
+	pthread_cond_broadcast(&p->changed);
+}
+
+static void step_run(jobq_job *job)
+{
+	pool_step *st = (pool_step *)job;
+	brig_pool *p = st->p;
 	pthread_mutex_lock(&p->lock);
+	if (p->timer == st)
+		p->timer = NULL, p->timer_at = 0;
+	else
+		p->steps_queued--;
+	free(st);
 	for (;;) {
 		if (p->removals) {
 			remove_one(p);
-			idle_since = 0;
 			continue;
 		}
 		if (p->stopping || p->state == POOL_DISABLED)
@@ -337,29 +368,31 @@ static void *worker_main(void *arg)
 			wake_at = p->choose_at; /* no backend now: ask again then */
 		if (lang >= 0) {
 			refill(p, lang);
-			idle_since = 0;
 			continue;
 		}
-		if (!wake_at) { /* nothing due later either: idle */
-			if (!idle_since)
-				idle_since = now;
-			if (now - idle_since >= WORKER_IDLE_MS)
-				break;
-			wake_at = idle_since + WORKER_IDLE_MS;
-		}
-		p->n_waiting++;
-		cond_wait_until(&p->work, &p->lock, wake_at);
-		p->n_waiting--;
+		/* nothing to do now: again when the earliest backoff ends */
+		if (wake_at && (!p->timer || wake_at < p->timer_at))
+			submit_step(p, wake_at);
+		break;
 	}
-	/* pool_free joins the LIVE and DONE ones; spawn_worker reuses a DONE slot */
-	w->state = WORKER_DONE;
-	bool last = --p->n_live == 0 && !p->stopping;
+	step_done(p);
 	pthread_mutex_unlock(&p->lock);
-#ifdef __GLIBC__
-	if (last)
-		malloc_trim(0); /* the workers' freed heap (and their malloc caches) go back */
-#endif
-	return NULL;
+}
+
+/* The queue stopped before a step ran (pool_free cancels the timer itself; nothing else is
+ * queued then). */
+static void step_drop(jobq_job *job)
+{
+	pool_step *st = (pool_step *)job;
+	brig_pool *p = st->p;
+	pthread_mutex_lock(&p->lock);
+	if (p->timer == st)
+		p->timer = NULL, p->timer_at = 0;
+	else
+		p->steps_queued--;
+	step_done(p);
+	pthread_mutex_unlock(&p->lock);
+	free(st);
 }
 
 /* ---- the API ------------------------------------------------------------------------------ */
@@ -376,31 +409,26 @@ brig_pool *pool_new(brig_ctx *ctx)
 	p->memory_mb = pol->memory_mb;
 	p->budget_mb = pol->memory_budget_mb;
 	pthread_mutex_init(&p->lock, NULL);
-	cond_init_monotonic(&p->work);
 	pthread_cond_init(&p->changed, NULL);
+	/* the steps, and at the stop the removals all at once */
+	jobq_config qc = { .name = "brig-pool",
+			   .max_workers = POOL_WORKERS + STOP_HELPERS,
+			   .stack = WORKER_STACK,
+			   .idle_ms = WORKER_IDLE_MS,
+			   .trim_when_idle = true };
+	p->q = jobq_new(&qc);
 	int n = p->target * BRIG_LANG_COUNT;
 	if (n > POOL_WORKERS)
 		n = POOL_WORKERS;
 	pthread_mutex_lock(&p->lock);
-	for (int i = 0; i < n && spawn_worker(p); i++)
-		;
-	if (p->n_live == 0) {
+	for (int i = 0; i < n; i++)
+		submit_step(p, 0); /* the first fill, in parallel */
+	if (p->steps == 0) {
 		p->state = POOL_DISABLED;
 		p->reason = xstrdup("cannot start a worker thread");
 	}
 	pthread_mutex_unlock(&p->lock);
 	return p;
-}
-
-/* At the stop: remove containers until none is left to remove. */
-static void *helper_main(void *arg)
-{
-	brig_pool *p = arg;
-	pthread_mutex_lock(&p->lock);
-	while (p->removals)
-		remove_one(p);
-	pthread_mutex_unlock(&p->lock);
-	return NULL;
 }
 
 void pool_free(brig_pool *p)
@@ -412,35 +440,26 @@ void pool_free(brig_pool *p)
 	p->stopping = true;
 	for (int l = 0; l < BRIG_LANG_COUNT; l++)
 		drain(p, l);
+	/* the step waiting for a backoff to end has nothing left to do */
+	if (p->timer && jobq_cancel(p->q, &p->timer->job)) {
+		free(p->timer);
+		p->timer = NULL;
+		p->steps--;
+	}
+	/* The engine removes containers in parallel well (a runsc sandbox takes ~1 s to stop):
+	 * every idle container at once, not steps-at-a-time, keeps the shutdown prompt.  No
+	 * step starts a container any more; the running ones remove what they started. */
 	int pending = 0;
 	for (const pool_entry *e = p->removals; e; e = e->next)
 		pending++;
-	/* stopping: no worker starts any more, so these are all there will be */
-	pthread_t workers[POOL_WORKERS];
-	int n_workers = 0, n_live = p->n_live;
-	for (int i = 0; i < POOL_WORKERS; i++) {
-		if (p->workers[i].state != WORKER_FREE)
-			workers[n_workers++] = p->workers[i].thread;
-		p->workers[i].state = WORKER_FREE;
-	}
-	pthread_cond_broadcast(&p->work);
+	for (int i = p->steps; i < pending && i < POOL_WORKERS + STOP_HELPERS; i++)
+		submit_step(p, 0);
 	pthread_cond_broadcast(&p->changed);
+	while (p->steps > 0)
+		pthread_cond_wait(&p->changed, &p->lock);
 	pthread_mutex_unlock(&p->lock);
-	/* The engine removes containers in parallel well (a runsc sandbox takes ~1 s to stop):
-	 * every idle container at once, not workers-at-a-time, keeps the shutdown prompt. */
-	pthread_t helpers[STOP_HELPERS];
-	int n_helpers = 0;
-	pthread_attr_t attr;
-	pthread_attr_init(&attr);
-	pthread_attr_setstacksize(&attr, WORKER_STACK);
-	while (n_helpers < STOP_HELPERS && n_helpers < pending - n_live &&
-	       pthread_create(&helpers[n_helpers], &attr, helper_main, p) == 0)
-		n_helpers++;
-	pthread_attr_destroy(&attr);
-	for (int i = 0; i < n_helpers; i++)
-		pthread_join(helpers[i], NULL);
-	for (int i = 0; i < n_workers; i++)
-		pthread_join(workers[i], NULL);
+	jobq_stop(p->q);
+	jobq_free(p->q);
 	/* only without any worker can something be left: remove it here */
 	while (p->removals) {
 		pool_entry *e = p->removals;
@@ -453,7 +472,6 @@ void pool_free(brig_pool *p)
 	for (int l = 0; l < BRIG_LANG_COUNT; l++)
 		free(p->error[l]);
 	free(p->reason);
-	pthread_cond_destroy(&p->work);
 	pthread_cond_destroy(&p->changed);
 	pthread_mutex_destroy(&p->lock);
 	free(p);

@@ -12,8 +12,8 @@
  * pool follows the dispatcher's choice of backend (it changes when probes expire), draining the
  * containers of a backend runs no longer get.
  *
- * Workers (at most POOL_WORKERS threads) refill in the background and remove used and
- * drained containers, removals first.
+ * Steps on the pool's job queue (jobq.h; at most POOL_WORKERS at once) refill in the
+ * background and remove used and drained containers, removals first.
  */
 #ifndef BRIG_POOL_H
 #define BRIG_POOL_H
@@ -28,10 +28,10 @@
 
 typedef struct pool_entry pool_entry;
 
-/* The pool of ctx, its workers started; NULL when the policy's warm_pool is 0.  Never
- * blocks: the backend is chosen (and probed) by the workers, again and again. */
+/* The pool of ctx, its first steps queued; NULL when the policy's warm_pool is 0.  Never
+ * blocks: the backend is chosen (and probed) by the steps, again and again. */
 brig_pool *pool_new(brig_ctx *ctx);
-/* Stop refilling, remove every container (idle, starting, used), join the workers. */
+/* Stop refilling, remove every container (idle, starting, used), join the threads. */
 void pool_free(brig_pool *pool);
 
 /* An idle container of backend lb whose box is exactly spec's, or NULL (pool NULL, empty, or

@@ -268,29 +268,6 @@ void cond_wait_until(pthread_cond_t *cond, pthread_mutex_t *mutex, int64_t deadl
 	pthread_cond_timedwait(cond, mutex, &ts);
 }
 
-int worker_spawn(worker_slot *slots, int n, size_t stack, void *(*fn)(void *), void *owner)
-{
-	for (int i = 0; i < n; i++) {
-		worker_slot *w = &slots[i];
-		if (w->state == WORKER_LIVE)
-			continue;
-		if (w->state == WORKER_DONE) /* past its last use of the lock: no deadlock */
-			pthread_join(w->thread, NULL);
-		w->state = WORKER_FREE;
-		w->owner = owner;
-		pthread_attr_t attr;
-		pthread_attr_init(&attr);
-		if (stack)
-			pthread_attr_setstacksize(&attr, stack);
-		int e = pthread_create(&w->thread, &attr, fn, w);
-		pthread_attr_destroy(&attr);
-		if (e == 0)
-			w->state = WORKER_LIVE;
-		return e;
-	}
-	return EAGAIN;
-}
-
 int proc_stat_starttime(const char *stat_text, unsigned long long *out)
 {
 	/* "pid (comm) state ppid ...": comm is free text, so fields count from the LAST ')' */

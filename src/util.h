@@ -97,22 +97,6 @@ void cond_init_monotonic(pthread_cond_t *cond);
 /* Wait on cond (mutex held) until signalled or now_ms() reaches deadline_ms. */
 void cond_wait_until(pthread_cond_t *cond, pthread_mutex_t *mutex, int64_t deadline_ms);
 
-/* ---- worker threads started on demand that exit when idle (the warm pool, MCP calls) ---- */
-typedef enum worker_state {
-	WORKER_FREE, /* no thread */
-	WORKER_LIVE, /* running */
-	WORKER_DONE  /* past its last use of its owner's lock: to be joined */
-} worker_state;
-typedef struct worker_slot {
-	void *owner; /* what the thread works for; the thread's argument is its slot */
-	pthread_t thread;
-	worker_state state;
-} worker_slot;
-/* Start fn(slot) in the first of n slots not LIVE (joining it first if DONE), with the stack
- * size `stack` (0: the default).  The caller holds the lock its workers mark DONE under.
- * 0, or an errno (EAGAIN when every slot is LIVE). */
-int worker_spawn(worker_slot *slots, int n, size_t stack, void *(*fn)(void *), void *owner);
-
 /* ---- processes ---- */
 /* Field 22 (starttime) of a /proc/PID/stat text; the comm field may hold spaces and ')'.
  * 0, or -1 if the text is malformed. */

@@ -6,9 +6,11 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "jobq.h"
 #include "mcp/calls.h"
 #include "mcp/era.h"
 #include "mcp/output.h"
@@ -24,15 +26,11 @@ enum { CALL_QUEUED, CALL_RUNNING };
 typedef struct call_pool {
 	const char *name;
 	struct mcp_calls *calls;
-	worker_slot *workers; /* started on demand, up to n_threads; they exit when idle */
+	jobq *q; /* its workers start on demand, up to n_threads, and exit when idle */
 	int n_threads;
-	int n_live;    /* workers not exited */
-	int n_waiting; /* of them, waiting for a call */
-	mcp_call *head, *tail;
 	int queued;
 	int max_queued;
 	int running;
-	pthread_cond_t cond;
 } call_pool;
 
 struct mcp_calls {
@@ -90,24 +88,6 @@ static void call_unlink(mcp_calls *calls, mcp_call *c)
 		if (*pp == c) {
 			*pp = c->next;
 			c->next = NULL;
-			return;
-		}
-}
-
-/* Under the lock. */
-static void queue_remove(call_pool *pool, mcp_call *c)
-{
-	mcp_call *prev = NULL;
-	for (mcp_call *q = pool->head; q; prev = q, q = q->qnext)
-		if (q == c) {
-			if (prev)
-				prev->qnext = c->qnext;
-			else
-				pool->head = c->qnext;
-			if (pool->tail == c)
-				pool->tail = prev;
-			c->qnext = NULL;
-			pool->queued--;
 			return;
 		}
 }
@@ -231,14 +211,11 @@ static json_object *do_run(mcp_calls *calls, mcp_call *c)
 	return out;
 }
 
-/* Under the lock: the next queued call, now running. */
-static mcp_call *pool_take(call_pool *pool)
+#define CALL_OF(j) ((mcp_call *)((char *)(j)-offsetof(mcp_call, job)))
+
+/* Under the lock: a queued call starts running. */
+static void call_start(call_pool *pool, mcp_call *c)
 {
-	mcp_call *c = pool->head;
-	pool->head = c->qnext;
-	if (!pool->head)
-		pool->tail = NULL;
-	c->qnext = NULL;
 	pool->queued--;
 	pool->running++;
 	if (c->tool == MCP_TOOL_RUN_CODE && pipe2(c->cancel_pipe, O_CLOEXEC | O_NONBLOCK) < 0) {
@@ -248,15 +225,26 @@ static mcp_call *pool_take(call_pool *pool)
 	}
 	c->state = CALL_RUNNING;
 	c->started_ms = now_ms();
-	return c;
 }
 
-/* Work on one call taken from the queue; called and returns without the lock. */
-static void pool_work(call_pool *pool, mcp_call *c)
+/* The job of a call: a worker of its pool's queue runs it (without the lock). */
+static void call_job_run(jobq_job *job)
 {
+	mcp_call *c = CALL_OF(job);
+	call_pool *pool = c->pool;
 	mcp_calls *calls = pool->calls;
-	send_progress(calls, c, 2, "%s", c->tool == MCP_TOOL_RUN_CODE ? "running" : "probing");
-	json_object *result = c->tool == MCP_TOOL_RUN_CODE ? do_run(calls, c) : do_status(calls);
+	pthread_mutex_lock(&calls->lock);
+	call_start(pool, c);
+	/* a cancel that came as the worker took it off the queue: nothing runs */
+	bool cancelled = c->cancelled;
+	pthread_mutex_unlock(&calls->lock);
+
+	json_object *result = NULL;
+	if (!cancelled) {
+		send_progress(calls, c, 2, "%s",
+			      c->tool == MCP_TOOL_RUN_CODE ? "running" : "probing");
+		result = c->tool == MCP_TOOL_RUN_CODE ? do_run(calls, c) : do_status(calls);
+	}
 
 	pthread_mutex_lock(&calls->lock);
 	pool->running--;
@@ -275,37 +263,16 @@ static void pool_work(call_pool *pool, mcp_call *c)
 	mcp_call_free(c);
 }
 
-static void *pool_main(void *arg)
+/* The queue dropped it unrun (mcp_calls_stop): no response, as for any cancelled call. */
+static void call_job_drop(jobq_job *job)
 {
-	worker_slot *w = arg;
-	call_pool *pool = w->owner;
-	mcp_calls *calls = pool->calls;
-	int64_t idle_since = 0;
+	mcp_call *c = CALL_OF(job);
+	mcp_calls *calls = c->pool->calls;
 	pthread_mutex_lock(&calls->lock);
-	for (;;) {
-		if (calls->stopping)
-			break;
-		if (!pool->head) {
-			int64_t now = now_ms();
-			if (!idle_since)
-				idle_since = now;
-			if (now - idle_since >= WORKER_IDLE_MS)
-				break;
-			pool->n_waiting++;
-			cond_wait_until(&pool->cond, &calls->lock, idle_since + WORKER_IDLE_MS);
-			pool->n_waiting--;
-			continue;
-		}
-		idle_since = 0;
-		mcp_call *c = pool_take(pool);
-		pthread_mutex_unlock(&calls->lock);
-		pool_work(pool, c);
-		pthread_mutex_lock(&calls->lock);
-	}
-	pool->n_live--;
-	w->state = WORKER_DONE;
+	c->pool->queued--;
+	call_unlink(calls, c);
 	pthread_mutex_unlock(&calls->lock);
-	return NULL;
+	mcp_call_free(c);
 }
 
 static void pool_init(mcp_calls *calls, call_pool *pool, const char *name, int n, int max_queued)
@@ -314,32 +281,10 @@ static void pool_init(mcp_calls *calls, call_pool *pool, const char *name, int n
 	pool->calls = calls;
 	pool->n_threads = n;
 	pool->max_queued = max_queued;
-	pool->workers = xcalloc((size_t)n, sizeof *pool->workers);
-	cond_init_monotonic(&pool->cond);
-}
-
-/* Before a call is queued: make sure a worker will take it - one is waiting for each call
- * already queued and this one, or a new one starts.  Locked.  0, or an errno when there is no
- * worker at all and none can start. */
-static int pool_reserve(call_pool *pool)
-{
-	if (pool->queued + 1 <= pool->n_waiting || pool->n_live >= pool->n_threads)
-		return 0;
-	int e = worker_spawn(pool->workers, pool->n_threads, 0, pool_main, pool);
-	if (e == 0)
-		pool->n_live++;
-	return pool->n_live > 0 ? 0 : e;
-}
-
-/* Join every worker: stopping is set, so none starts any more. */
-static void pool_join(call_pool *pool)
-{
-	for (int i = 0; i < pool->n_threads; i++)
-		if (pool->workers[i].state != WORKER_FREE)
-			pthread_join(pool->workers[i].thread, NULL);
-	free(pool->workers);
-	pool->workers = NULL;
-	pthread_cond_destroy(&pool->cond);
+	char thread_name[16];
+	snprintf(thread_name, sizeof thread_name, "brig-%s", name);
+	jobq_config qc = { .name = thread_name, .max_workers = n, .idle_ms = WORKER_IDLE_MS };
+	pool->q = jobq_new(&qc);
 }
 
 /* ---- the table ------------------------------------------------------------------------- */
@@ -389,9 +334,17 @@ void mcp_calls_submit(mcp_calls *calls, mcp_call *c)
 	 * the reader thread submits, so the capacity checked above can only have grown since. */
 	send_progress(calls, c, 1, "%s", waits ? "queued behind other calls" : "queued");
 	pthread_mutex_lock(&calls->lock);
-	int e = pool_reserve(pool);
+	c->pool = pool;
+	c->job.run = call_job_run;
+	c->job.drop = call_job_drop;
+	int e = calls->stopping ? ESHUTDOWN : jobq_submit(pool->q, &c->job);
+	if (e == 0) {
+		c->next = calls->table;
+		calls->table = c;
+		pool->queued++;
+	}
+	pthread_mutex_unlock(&calls->lock);
 	if (e) {
-		pthread_mutex_unlock(&calls->lock);
 		cleanup_free char *text = xasprintf(
 			"The server cannot start a worker thread (%s). Nothing ran; retry "
 			"later.",
@@ -400,19 +353,7 @@ void mcp_calls_submit(mcp_calls *calls, mcp_call *c)
 			strerror(e));
 		respond(calls, c, mcp_tool_result(text, NULL, true));
 		mcp_call_free(c);
-		return;
 	}
-	c->pool = pool;
-	c->next = calls->table;
-	calls->table = c;
-	if (pool->tail)
-		pool->tail->qnext = c;
-	else
-		pool->head = c;
-	pool->tail = c;
-	pool->queued++;
-	pthread_cond_signal(&pool->cond);
-	pthread_mutex_unlock(&calls->lock);
 }
 
 const char *mcp_calls_cancel(mcp_calls *calls, const char *id_key)
@@ -423,12 +364,12 @@ const char *mcp_calls_cancel(mcp_calls *calls, const char *id_key)
 	const char *what = NULL;
 	if (c) {
 		c->cancelled = true;
-		if (c->state == CALL_QUEUED) {
-			queue_remove(c->pool, c);
+		if (c->state == CALL_QUEUED && jobq_cancel(c->pool->q, &c->job)) {
+			c->pool->queued--;
 			call_unlink(calls, c);
 			drop = c;
 			what = "queued";
-		} else {
+		} else { /* running, or starting: it sees `cancelled` before it runs anything */
 			call_kick(c);
 			what = "running";
 		}
@@ -442,44 +383,28 @@ void mcp_calls_stop(mcp_calls *calls)
 {
 	pthread_mutex_lock(&calls->lock);
 	calls->stopping = true;
-	mcp_call *drop = NULL, *keep = NULL;
 	int cancelled = 0;
-	for (mcp_call *c = calls->table, *next; c; c = next) {
-		next = c->next;
+	for (mcp_call *c = calls->table; c; c = c->next) {
 		c->cancelled = true;
 		cancelled++;
-		if (c->state == CALL_QUEUED) {
-			c->next = drop;
-			drop = c;
-		} else {
+		if (c->state == CALL_RUNNING)
 			call_kick(c);
-			c->next = keep;
-			keep = c;
-		}
-	}
-	calls->table = keep;
-	call_pool *pools[] = { &calls->runs, &calls->aux };
-	for (size_t i = 0; i < 2; i++) {
-		pools[i]->head = pools[i]->tail = NULL;
-		pools[i]->queued = 0;
-		pthread_cond_broadcast(&pools[i]->cond);
 	}
 	pthread_mutex_unlock(&calls->lock);
 	if (cancelled)
 		mcp_log("shutting down: cancelling %d call%s", cancelled,
 			cancelled == 1 ? "" : "s");
-	for (mcp_call *c = drop, *next; c; c = next) {
-		next = c->next;
-		mcp_call_free(c);
-	}
-	pool_join(&calls->runs);
-	pool_join(&calls->aux);
+	/* the queued calls are dropped, the running ones end (cancelled: no response) */
+	jobq_stop(calls->runs.q);
+	jobq_stop(calls->aux.q);
 }
 
 void mcp_calls_free(mcp_calls *calls)
 {
 	if (!calls)
 		return;
+	jobq_free(calls->runs.q);
+	jobq_free(calls->aux.q);
 	pthread_mutex_destroy(&calls->lock);
 	free(calls);
 }

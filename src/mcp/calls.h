@@ -1,10 +1,10 @@
-/* calls.h - tool calls in flight: the call table, the two worker pools that run them
- * (run_code: max_concurrent_runs workers; sandbox_status: one, never blocked by runs),
+/* calls.h - tool calls in flight: the call table, the two job queues that run them (jobq.h;
+ * run_code: max_concurrent_runs workers; sandbox_status: one, never blocked by runs),
  * cancellation, progress notifications and the response a finished call sends.
  *
  * A call's life: the method handler (methods.c) checks the request, fills an mcp_call and
  * hands it to mcp_calls_submit, which sends progress 1 ("queued") and appends it to its
- * pool's queue; a worker takes it (state RUNNING, cancel pipe created), sends progress 2,
+ * pool's job queue; a worker takes it (state RUNNING, cancel pipe created), sends progress 2,
  * runs it, unlinks it from the table and, unless it was cancelled, sends progress 3 and the
  * response.  A cancellation finds the call in the table: a queued call is removed and freed
  * on the spot; a running one gets a byte on its cancel pipe, which makes brig_run kill and
@@ -13,8 +13,9 @@
  * too late and is ignored as a cancel for a finished request, never both.
  *
  * Workers start when there is work and exit after WORKER_IDLE_MS without any.  Locking: one
- * mutex guards the table, both queues and counters; no thread writes to the client while
- * holding it, so a client that reads slowly can stall writers but never the bookkeeping.
+ * mutex guards the table and the counters (a job queue has its own, taken inside it); no
+ * thread writes to the client while holding it, so a client that reads slowly can stall
+ * writers but never the bookkeeping.
  */
 #ifndef BRIG_MCP_CALLS_H
 #define BRIG_MCP_CALLS_H
@@ -24,6 +25,7 @@
 #include <stdint.h>
 
 #include "brig.h"
+#include "jobq.h"
 #include "mcp/jsonrpc.h"
 #include "mcp/server.h"
 #include "mcp/tools.h"
@@ -43,8 +45,8 @@ typedef struct mcp_call {
 	char *traceparent; /* _meta.traceparent as sent (at most 56 bytes; checked by brig_run
 			    * before it reaches the audit log), or NULL */
 	/* owned by calls.c */
-	struct mcp_call *next;  /* the table: every call in flight */
-	struct mcp_call *qnext; /* the pool's queue, while queued */
+	struct mcp_call *next; /* the table: every call in flight */
+	jobq_job job;          /* on its pool's job queue */
 	struct call_pool *pool;
 	int progress; /* last progress step sent */
 	int state;    /* queued or running */
