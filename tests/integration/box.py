@@ -15,7 +15,7 @@ import subprocess
 import tempfile
 import time
 
-from brigtest import BRIG, docker, main
+from brigtest import BRIG, docker, main, remove_audit_log
 
 # box.py sets each backend's policy itself (policy_args), whatever backend brigtest was given
 os.environ.pop("BRIG_POLICY", None)
@@ -208,7 +208,7 @@ def check_backend(backend):
         print(f"  {backend}: explain, engine and audit agree on {len(spec)} fields "
               f"(runtime {spec['runtime']}, pids {spec['pids_limit']}, nproc {spec['nproc']})")
     finally:
-        os.unlink(audit.name)
+        remove_audit_log(audit.name)
 
 
 def test_docker_cli():

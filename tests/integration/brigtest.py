@@ -154,6 +154,15 @@ def measure(name, value):
     print(f"# measure {name} {value}", flush=True)
 
 
+def remove_audit_log(path):
+    """An audit log and the lock file brig keeps beside it (PATH.lock)."""
+    for f in (path, path + ".lock"):
+        try:
+            os.unlink(f)
+        except FileNotFoundError:
+            pass
+
+
 def docker(*args, timeout=30):
     return subprocess.run([DOCKER, *args], capture_output=True, text=True, timeout=timeout)
 

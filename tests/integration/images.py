@@ -16,7 +16,7 @@ import re
 import subprocess
 import tempfile
 
-from brigtest import BACKEND, BRIG, brig, docker, main, require_engine, skip
+from brigtest import BACKEND, BRIG, brig, docker, main, remove_audit_log, require_engine, skip
 from mcpclient import brig_mcp
 
 IMAGES = {"python": "brig/python:bookworm", "node": "brig/node:bookworm",
@@ -76,7 +76,7 @@ def audited_run(pol, lang, code):
         r = brig("--policy", pol, "--audit-log", log, code=code, lang=lang)
         return r, audit_lines(log)
     finally:
-        os.unlink(log)
+        remove_audit_log(log)
 
 
 def test_images_json_is_the_engine():
@@ -237,7 +237,7 @@ def test_warm_pool_keys_on_the_id():
     assert docker("tag", IMAGES["shell"], REBUILT).returncode == 0
     fd, log = tempfile.mkstemp(prefix="brig-images-audit-")
     os.close(fd)
-    atexit.register(os.unlink, log)
+    atexit.register(remove_audit_log, log)
     pol = policy({"warm_pool": 1, "backend": BACKEND, "audit_log": log,
                   "images": {"shell": REBUILT}})
     s = brig_mcp(BRIG, "--policy", pol, "-q")

@@ -2,6 +2,7 @@
  * plugins built only for the tests (tests/plugins/). */
 #include "config.h"
 
+#include <limits.h>
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <sys/file.h>
@@ -16,6 +17,15 @@
 #include "internal.h"
 #include "loader.h"
 #include "probe.h"
+
+/* An audit log and the lock file brig keeps beside it (PATH.lock). */
+static void unlink_audit_log(const char *path)
+{
+	char lock[PATH_MAX];
+	unlink(path);
+	snprintf(lock, sizeof lock, "%s.lock", path);
+	unlink(lock);
+}
 
 static char *plugin(const char *name)
 {
@@ -293,7 +303,7 @@ static void test_audit_lines(void)
 	CU_ASSERT_EQUAL(count_lines(path, sha), 1);
 	CU_ASSERT_EQUAL(count_lines(path, "\"verdict\":\"refused\""), 1);
 	CU_ASSERT_EQUAL(count_lines(path, "hello"), 0); /* never the code itself */
-	unlink(path);
+	unlink_audit_log(path);
 }
 
 /* SHA-256 (nettle, loaded for each hash) against the FIPS 180-2 vectors, and again after the

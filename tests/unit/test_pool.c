@@ -2,6 +2,7 @@
  * prepared-container hooks (tests/plugins/fake_good.c): no container engine needed. */
 #include "config.h"
 
+#include <limits.h>
 #include <dlfcn.h>
 #include <json-c/json.h>
 #include <pthread.h>
@@ -14,6 +15,15 @@
 #include "pool.h"
 
 #define WAIT_MS 5000
+
+/* An audit log and the lock file brig keeps beside it (PATH.lock). */
+static void unlink_audit_log(const char *path)
+{
+	char lock[PATH_MAX];
+	unlink(path);
+	snprintf(lock, sizeof lock, "%s.lock", path);
+	unlink(lock);
+}
 
 static void counts(int *prepared, int *live, int *ran);
 
@@ -351,7 +361,7 @@ static void test_rebuilt_image_drains(void)
 	}
 	CU_ASSERT_EQUAL(n, 4);
 	fclose(f);
-	unlink(path);
+	unlink_audit_log(path);
 }
 
 static void test_audit_and_json_say_pooled(void)
@@ -377,7 +387,7 @@ static void test_audit_and_json_say_pooled(void)
 	CU_ASSERT_PTR_NOT_NULL(fgets(line, sizeof line, f));
 	fclose(f);
 	CU_ASSERT_PTR_NOT_NULL(strstr(line, "\"pooled\":true"));
-	unlink(path);
+	unlink_audit_log(path);
 }
 
 /* Many threads at once: every run answered, each box used once, nothing left behind. */
