@@ -112,6 +112,12 @@ typedef struct brig_spec {
 				  * (the program's cap plus the wrapper line's slack) */
 	size_t output_limit;     /* the program's own cap (the policy's max_output_bytes) */
 	size_t max_input_bytes;
+
+	/* ---- appended ---- */
+	/* The workspace the box works in (its id), or NULL: then one of `mounts` is the
+	 * workspace's volume at /workspace, and the box starts there.  brig_spec never says how
+	 * the volume was made (the host's business, src/workspace.c). */
+	char *workspace;
 } brig_spec;
 
 #endif /* BRIG_SPEC_H */

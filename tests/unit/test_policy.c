@@ -1946,6 +1946,87 @@ static void test_warm_pool_keys(void)
 	brig_policy_free(p);
 }
 
+/* the "workspaces" object: defaults, each member's range, types, unknown members, the
+ * cross-field rules, the JSON form and overrides (a looser one is flagged) */
+static void ws_edges(const char *member, long min, long max, const char *extra)
+{
+	for (int i = 0; i < 4; i++) {
+		long v = i == 0 ? min : i == 1 ? max : i == 2 ? min - 1 : max + 1;
+		cleanup_free char *json =
+			xasprintf("{\"workspaces\": {%s\"%s\": %ld}}", extra, member, v);
+		if (i < 2) {
+			brig_policy *p = load_ok(json);
+			json_object *w = policy_get(p, "workspaces"), *x = NULL;
+			CU_ASSERT_TRUE(json_object_object_get_ex(w, member, &x));
+			CU_ASSERT_EQUAL(json_object_get_int64(x), v);
+			json_object_put(w);
+			brig_policy_free(p);
+			continue;
+		}
+		cleanup_free char *prefix =
+			xasprintf(ORIGIN ": workspaces.%s: %ld is out of range (%ld..%ld)", member,
+				  v, min, max);
+		load_fails(json, prefix, NULL);
+	}
+}
+
+static void test_workspace_keys(void)
+{
+	brig_policy *p = brig_policy_new_default();
+	CU_ASSERT_FALSE(p->ws.enabled);
+	CU_ASSERT_EQUAL(p->ws.max_count, 4);
+	CU_ASSERT_EQUAL(p->ws.size_mb, 64);
+	CU_ASSERT_EQUAL(p->ws.max_files, 4096);
+	CU_ASSERT_EQUAL(p->ws.idle_ttl_seconds, 1800);
+	CU_ASSERT_EQUAL(p->ws.max_lifetime_seconds, 14400);
+	CU_ASSERT_EQUAL(p->ws.max_transfer_bytes, 8L * 1024 * 1024);
+	json_object *w = policy_get(p, "workspaces"), *x = NULL;
+	CU_ASSERT_TRUE(json_object_object_get_ex(w, "enabled", &x));
+	CU_ASSERT_FALSE(json_object_get_boolean(x));
+	CU_ASSERT_EQUAL(json_object_object_length(w), 7);
+	json_object_put(w);
+	ws_edges("max_count", 1, POLICY_WS_COUNT_MAX, "\"size_mb\": 1, ");
+	ws_edges("size_mb", 1, POLICY_WS_SIZE_MB_MAX, "\"max_count\": 1, ");
+	ws_edges("max_files", POLICY_WS_FILES_MIN, POLICY_WS_FILES_MAX, "");
+	ws_edges("idle_ttl_seconds", POLICY_WS_TTL_MIN, POLICY_WS_LIFETIME_MAX,
+		 "\"max_lifetime_seconds\": 2592000, ");
+	ws_edges("max_lifetime_seconds", POLICY_WS_TTL_MIN, POLICY_WS_LIFETIME_MAX,
+		 "\"idle_ttl_seconds\": 10, ");
+	ws_edges("max_transfer_bytes", 1, POLICY_WS_TRANSFER_MAX, "");
+	load_fails("{\"workspaces\": {\"enabled\": 1}}",
+		   ORIGIN ": workspaces.enabled: expected true or false", NULL);
+	load_fails("{\"workspaces\": {\"size\": 1}}", ORIGIN ": workspaces.size: unknown key",
+		   NULL);
+	load_fails("{\"workspaces\": true}", ORIGIN ": workspaces: expected an object", NULL);
+	/* a member is not a top-level key */
+	load_fails("{\"workspaces.size_mb\": 8}", ORIGIN ": workspaces.size_mb: unknown key", NULL);
+	load_fails("{\"workspaces\": {\"idle_ttl_seconds\": 600, \"max_lifetime_seconds\": 300}}",
+		   ORIGIN ": workspaces.idle_ttl_seconds: 600 is above", NULL);
+	load_fails("{\"workspaces\": {\"size_mb\": 4096, \"max_count\": 8}}",
+		   ORIGIN ": workspaces.size_mb: 4096 MiB x workspaces.max_count 8",
+		   "tmpfs is RAM");
+	brig_policy *q = load_ok("{\"workspaces\": {\"enabled\": true, \"size_mb\": 8}}");
+	CU_ASSERT_TRUE(q->ws.enabled);
+	CU_ASSERT_EQUAL(q->ws.size_mb, 8);
+	CU_ASSERT_EQUAL(q->ws.max_files, 4096); /* the rest stays default */
+	brig_policy_free(q);
+	/* overrides: more of anything is looser; turning them on is looser */
+	override_ok(p, "workspaces.enabled", "true", true);
+	override_ok(p, "workspaces.size_mb", "16", false);
+	override_ok(p, "workspaces.size_mb", "128", true);
+	override_ok(p, "workspaces.max_transfer_bytes", "1024", false);
+	override_ok(p, "workspaces.enabled", "false", false);
+	brig_error *err = NULL;
+	CU_ASSERT_EQUAL(brig_policy_override(p, "workspaces.idle_ttl_seconds", "99999", NULL, &err),
+			BRIG_E_POLICY);
+	CU_ASSERT_PTR_NOT_NULL(err);
+	brig_error_free(err);
+	brig_policy *c = brig_policy_copy(p);
+	CU_ASSERT_EQUAL(c->ws.size_mb, 128);
+	brig_policy_free(c);
+	brig_policy_free(p);
+}
+
 static void test_spec_same_box(void)
 {
 	const spec_target runc = { .runtime = "runc",
@@ -2081,6 +2162,7 @@ static CU_TestInfo tests[] = {
 	{ "random names", test_random_names },
 	{ "parse /proc stat starttime", test_parse_starttime },
 	{ "warm pool keys: defaults, edges, types, overrides", test_warm_pool_keys },
+	{ "workspace keys: defaults, edges, types, rules, overrides", test_workspace_keys },
 	{ "spec_same_box", test_spec_same_box },
 	{ "spec: the gVisor box is final (wrapper, env, slack)", test_spec_gvisor_final_box },
 	{ "outcome -> result: verdicts, marker, cap", test_finish_outcome },
