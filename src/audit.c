@@ -331,7 +331,10 @@ int audit_append(audit_log *a, const audit_entry *e, brig_error **err)
 	add_str(o, "runtime", e->runtime);
 	add_str(o, "code_sha256", e->code_sha256);
 	json_object_object_add(o, "code_bytes", json_object_new_int64((int64_t)e->code_bytes));
-	add_str(o, "verdict", r ? brig_verdict_name(r->verdict) : "refused");
+	add_str(o, "verdict",
+		r                               ? brig_verdict_name(r->verdict)
+		: e->transfer_op && !e->refusal ? "success"
+						: "refused");
 	json_object_object_add(o, "exit_code", r ? json_object_new_int(r->exit_code) : NULL);
 	json_object_object_add(o, "duration_ms", json_object_new_int64(r ? r->duration_ms : 0));
 	json_object_object_add(

@@ -216,9 +216,11 @@ static int change_visit(void *arg, const char *path, const struct stat *st)
 		return 0;
 	c->total++;
 	if (c->listed < TREE_REPORT_MAX) {
-		char *p = strdup(path);
-		if (p)
-			c->list[c->listed++] = (change){ p, st->st_size };
+		change *ch = &c->list[c->listed];
+		ch->path = strdup(path);
+		ch->size = st->st_size;
+		if (ch->path)
+			c->listed++;
 	}
 	return 0;
 }
