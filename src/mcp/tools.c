@@ -18,13 +18,15 @@
 #include "lang.h"
 #include "mcp/tools.h"
 
-static const char *const tool_names[] = { "run_code", "sandbox_status" };
+static const char *const tool_names[] = { "run_code",        "sandbox_status", "create_workspace",
+					  "write_file",      "read_file",      "list_files",
+					  "delete_workspace" };
 
 int mcp_tool_lookup(const char *name)
 {
 	for (size_t i = 0; i < sizeof tool_names / sizeof tool_names[0]; i++)
 		if (name && strcmp(name, tool_names[i]) == 0)
-			return (int)i;
+			return MCP_TOOL_IS_WORKSPACE(i) && !mcp_ws_max_transfer() ? -1 : (int)i;
 	return -1;
 }
 
@@ -224,6 +226,15 @@ static json_object *run_code_tool(const brig_policy_limits *lim)
 		lim->timeout_seconds, lim->timeout_seconds, lim->max_timeout_seconds);
 	json_object *in_schema = parse_static(in);
 	set_languages(in_schema);
+	if (mcp_ws_max_transfer()) {
+		json_object *props = NULL;
+		json_object_object_get_ex(in_schema, "properties", &props);
+		json_object_object_add(
+			props, "workspace_id",
+			parse_static("{'type':'string','pattern':'^[0-9a-f]{32}$',"
+				     "'description':'Run in this workspace (create_workspace): its "
+				     "files are at /workspace, where the program starts'}"));
+	}
 	json_object_object_add(t, "inputSchema", in_schema);
 	json_object_object_add(t, "outputSchema", mcp_run_code_output_schema());
 	/* Not read-only (it runs a program), not destructive (nothing outside the throwaway
@@ -258,6 +269,7 @@ json_object *mcp_tools_json(const brig_policy_limits *lim)
 	json_object *arr = json_object_new_array();
 	json_object_array_add(arr, run_code_tool(lim));
 	json_object_array_add(arr, status_tool());
+	mcp_ws_tools_add(arr);
 	return arr;
 }
 
@@ -276,13 +288,20 @@ char *mcp_instructions(const brig_policy_limits *lim)
 
 /* ---- arguments ------------------------------------------------------------------------- */
 
-char *mcp_run_code_args(json_object *args, brig_request *req, char **code)
+char *mcp_run_code_args(json_object *args, brig_request *req, char **code, char **workspace)
 {
 	memset(req, 0, sizeof *req);
 	*code = NULL;
+	*workspace = NULL;
 	json_object_object_foreach(args, key, val)
 	{
 		(void)val;
+		if (strcmp(key, "workspace_id") == 0 && mcp_ws_max_transfer()) {
+			if (!json_object_is_type(val, json_type_string))
+				return xstrdup("Argument \"workspace_id\" must be a string: the id "
+					       "create_workspace returned.");
+			continue;
+		}
 		if (strcmp(key, "language") != 0 && strcmp(key, "code") != 0 &&
 		    strcmp(key, "timeout_seconds") != 0)
 			return xasprintf(
@@ -321,6 +340,8 @@ char *mcp_run_code_args(json_object *args, brig_request *req, char **code)
 		/* the upper bound is the policy's, checked (and audited) by brig_run */
 		timeout = d > INT_MAX ? INT_MAX : (long)d;
 	}
+	if (json_object_object_get_ex(args, "workspace_id", &v) && v)
+		*workspace = xstrdup(json_object_get_string(v));
 	*code = xstrndup(json_object_get_string(code_v), code_len);
 	req->language = (brig_language)lang;
 	req->code = *code;
