@@ -264,6 +264,9 @@ static void label_append(brig_spec *s, char *label)
 	s->labels[n + 1] = NULL;
 }
 
+#define CHANGES_SUFFIX ":changes"
+#define TREE_LINE_MAX  16384 /* src/init/tree.h: the longest change line */
+
 static brig_mount *ws_mount(const char *id, bool read_only)
 {
 	brig_mount *m = xcalloc(1, sizeof *m);
@@ -289,6 +292,21 @@ static int add_workspace(brig_spec *s, const char *id, brig_error **err)
 	s->workdir = xstrdup(SPEC_WS_PATH);
 	label_append(s, xasprintf("brig.workspace=%s", id));
 	s->workspace = xstrdup(id);
+	/* brig-init --changes TAG: after the program, one line on stderr naming the files it
+	 * created or changed (src/init/tree.h); TAG is made from the box's name like the exit
+	 * marker, and the backend's cap leaves room for the line */
+	size_t n = strv_len(s->argv), k = 1;
+	s->argv = xrealloc(s->argv, (n + 3) * sizeof *s->argv);
+	memmove(s->argv + k + 2, s->argv + k, (n - k + 1) * sizeof *s->argv);
+	s->argv[k] = xstrdup("--changes");
+	s->argv[k + 1] = xasprintf("%s" CHANGES_SUFFIX, s->name);
+	if (s->exit_marker) { /* brig-init takes --marker first */
+		char *a = s->argv[k], *b = s->argv[k + 1];
+		memmove(s->argv + k, s->argv + k + 2, 2 * sizeof *s->argv);
+		s->argv[k + 2] = a;
+		s->argv[k + 3] = b;
+	}
+	s->max_output_bytes += TREE_LINE_MAX + strlen(s->argv[s->exit_marker ? k + 3 : k + 1]) + 2;
 	return 0;
 }
 
@@ -619,6 +637,17 @@ int spec_build_tool(const brig_policy *p, const spec_target *target, const char 
 	brig_policy_free(tp);
 	if (r < 0)
 		return r;
+	/* the tool reports its own doings: no change line */
+	size_t j = 0;
+	for (size_t i = 0; s->argv[i]; i++) {
+		if (strcmp(s->argv[i], "--changes") == 0 && s->argv[i + 1]) {
+			free(s->argv[i]);
+			free(s->argv[++i]);
+			continue;
+		}
+		s->argv[j++] = s->argv[i];
+	}
+	s->argv[j] = NULL;
 	/* [brig-init (--marker M) --] [sh] -> [...] [brig-init --workspace-tool TOOL...] */
 	size_t k = 0;
 	while (s->argv[k] && strcmp(s->argv[k], "--") != 0)
@@ -922,6 +951,91 @@ static char *take_bytes(char **data, size_t *len, size_t *out_len)
 	return p;
 }
 
+/* "%2F" -> "/" (tree.h escapes what would break the line). */
+static char *unescape_word(const char *s, size_t n)
+{
+	char *out = xmalloc(n + 1), *o = out;
+	static const char hex[] = "0123456789ABCDEF";
+	for (size_t i = 0; i < n; i++) {
+		const char *h1 = NULL, *h2 = NULL;
+		if (s[i] == '%' && i + 2 < n) {
+			h1 = memchr(hex, s[i + 1], 16);
+			h2 = memchr(hex, s[i + 2], 16);
+		}
+		if (h1 && h2) {
+			*o++ = (char)((h1 - hex) << 4 | (h2 - hex));
+			i += 2;
+		} else {
+			*o++ = s[i];
+		}
+	}
+	*o = '\0';
+	return out;
+}
+
+/* brig-init's change line "TAG USED SIZE IUSED INODES COUNT SIZE:PATH ..." as JSON text, or
+ * NULL for "TAG ?" or anything malformed. */
+static char *changes_json(const char *line, size_t len)
+{
+	cleanup_free char *l = xstrndup(line, len);
+	unsigned long long v[5];
+	int off = 0;
+	if (sscanf(l, "%llu %llu %llu %llu %llu%n", &v[0], &v[1], &v[2], &v[3], &v[4], &off) != 5)
+		return NULL;
+	json_object *o = json_object_new_object(), *files = json_object_new_array();
+	for (char *p = l + off; *p;) {
+		p += strspn(p, " ");
+		size_t w = strcspn(p, " ");
+		char *colon = memchr(p, ':', w);
+		if (!w || !colon)
+			break;
+		cleanup_free char *path = unescape_word(colon + 1, w - (size_t)(colon + 1 - p));
+		json_object *f = json_object_new_object();
+		json_object_object_add(f, "path", json_object_new_string(path));
+		json_object_object_add(f, "size", json_object_new_int64(strtoll(p, NULL, 10)));
+		json_object_array_add(files, f);
+		p += w;
+	}
+	json_object_object_add(o, "files", files);
+	json_object_object_add(o, "count", json_object_new_int64((int64_t)v[4]));
+	json_object_object_add(o, "used_bytes", json_object_new_int64((int64_t)v[0]));
+	json_object_object_add(o, "size_bytes", json_object_new_int64((int64_t)v[1]));
+	json_object_object_add(o, "used_files", json_object_new_int64((int64_t)v[2]));
+	json_object_object_add(o, "max_files", json_object_new_int64((int64_t)v[3]));
+	char *t = xstrdup(json_object_to_json_string_ext(
+		o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
+	json_object_put(o);
+	return t;
+}
+
+/* Take brig-init's change line (its last "TAG ..." line: written after the program and
+ * everything it left were gone) out of stderr, into res->workspace_changes. */
+static void take_changes(const brig_spec *spec, brig_result *res)
+{
+	const char *tag = NULL;
+	for (size_t i = 0; spec->argv && spec->argv[i]; i++)
+		if (strcmp(spec->argv[i], "--changes") == 0)
+			tag = spec->argv[i + 1];
+	if (!tag || !BRIG_HAS_FIELD(res, brig_result, workspace_changes))
+		return;
+	size_t t = strlen(tag);
+	char *d = res->stderr_data;
+	for (size_t i = res->stderr_len; i-- > 0;) {
+		if ((i > 0 && d[i - 1] != '\n') || res->stderr_len - i < t + 1 ||
+		    memcmp(d + i, tag, t) != 0 || d[i + t] != ' ')
+			continue;
+		char *nl = memchr(d + i, '\n', res->stderr_len - i);
+		size_t end = nl ? (size_t)(nl - d) + 1 : res->stderr_len;
+		free(res->workspace_changes);
+		res->workspace_changes =
+			changes_json(d + i + t + 1, end - i - t - 1 - (nl != NULL));
+		memmove(d + i, d + end, res->stderr_len - end);
+		res->stderr_len -= end - i;
+		d[res->stderr_len] = '\0';
+		return;
+	}
+}
+
 void spec_finish_outcome(const brig_spec *spec, brig_outcome *o, brig_result *res)
 {
 	free(res->stdout_data);
@@ -933,6 +1047,8 @@ void spec_finish_outcome(const brig_spec *spec, brig_outcome *o, brig_result *re
 	res->output_truncated = o->truncated;
 	res->oom_killed = o->oom_killed;
 	bool own_exit_2 = spec->exit_marker && strip_marker(res, spec->exit_marker);
+	if (spec->workspace)
+		take_changes(spec, res);
 	hold_to_cap(res, spec->output_limit);
 	res->verdict = verdict_of(res, o->sandbox_error != NULL, o->cancelled);
 	free(res->error);

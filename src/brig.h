@@ -192,6 +192,12 @@ typedef struct brig_result {
 	bool pooled; /* the run used a container the warm pool had started before (policy
 		      * warm_pool); it still ran only this code, and only once */
 	char *user;  /* "UID:GID" the program ran as (under user "auto" a uid of the box's own) */
+	char *workspace; /* the workspace the run was in, or NULL */
+	/* In a workspace: what the run left, as JSON text {"files":[{"path","size"}] (the
+	 * regular files it created or changed, sorted, at most 100), "count" (all of them),
+	 * "used_bytes", "size_bytes", "used_files", "max_files"}; NULL when not in a workspace
+	 * or when it could not be told. */
+	char *workspace_changes;
 } brig_result;
 
 BRIG_PUBLIC void brig_result_clear(brig_result *res);

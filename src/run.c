@@ -229,6 +229,7 @@ static void fill_identity(run_ctx *rc)
 	res->runtime = xstrdup(rc->spec->runtime);
 	res->container = xstrdup(rc->spec->name);
 	res->user = xstrdup(rc->spec->user);
+	res->workspace = rc->spec->workspace ? xstrdup(rc->spec->workspace) : NULL;
 	res->notice = steal_pointer(&rc->notice);
 	memcpy(res->code_sha256, rc->sha, sizeof res->code_sha256);
 }
@@ -240,6 +241,10 @@ static void deliver(brig_result *full, brig_result *out)
 	size_t n = out->struct_size < sizeof *full ? out->struct_size : sizeof *full;
 	if (!BRIG_HAS_FIELD(out, brig_result, user))
 		free(full->user);
+	if (!BRIG_HAS_FIELD(out, brig_result, workspace_changes)) {
+		free(full->workspace);
+		free(full->workspace_changes);
+	}
 	full->struct_size = out->struct_size;
 	memcpy(out, full, n);
 	memset(full, 0, sizeof *full);

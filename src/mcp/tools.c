@@ -125,12 +125,18 @@ json_object *mcp_run_code_output_schema(void)
 		"code, once)'},"
 		"  'user':{'type':['string','null'],'description':"
 		"   'The UID:GID the code ran as (a uid of its own per box under policy user "
-		"auto)'}"
+		"auto)'},"
+		"  'workspace':{'type':['string','null'],'description':"
+		"   'The workspace the code ran in'},"
+		"  'workspace_changes':{'type':['object','null'],'description':"
+		"   'The files the run created or changed in the workspace (path, size; at most "
+		"100 listed, count says how many) and the use of its quotas: files [{path, "
+		"size}], count, used_bytes, size_bytes, used_files, max_files'}"
 		" },"
 		" 'required':['language','image','backend','runtime','exit_code','verdict',"
 		"             'stdout','stderr','timed_out','output_truncated','oom_killed',"
 		"             'duration_ms','error','notice','container','code_sha256','pooled',"
-		"             'user']}");
+		"             'user','workspace','workspace_changes']}");
 	set_languages(o);
 	return o;
 }
@@ -391,6 +397,37 @@ static void append_stream(strbuf *sb, const char *name, const char *data, size_t
 		sb_puts(sb, "\n");
 }
 
+/* In a workspace: which files the run created or changed (read them with read_file). */
+static void workspace_text(strbuf *sb, const brig_result *r)
+{
+	if (!r->workspace)
+		return;
+	json_object *o = r->workspace_changes ? json_tokener_parse(r->workspace_changes) : NULL;
+	json_object *files = NULL, *count = NULL;
+	if (!json_object_object_get_ex(o, "files", &files) ||
+	    !json_object_object_get_ex(o, "count", &count)) {
+		sb_printf(sb, "\nWorkspace %s (list_files shows its files).", r->workspace);
+		json_object_put(o);
+		return;
+	}
+	size_t n = json_object_array_length(files);
+	sb_printf(sb, "\nWorkspace %s: %s", r->workspace,
+		  n ? "files created or changed by this run: " : "no file created or changed.");
+	for (size_t i = 0; i < n; i++) {
+		json_object *f = json_object_array_get_idx(files, i), *p = NULL, *s = NULL;
+		json_object_object_get_ex(f, "path", &p);
+		json_object_object_get_ex(f, "size", &s);
+		cleanup_free char *path = utf8_visible(json_object_get_string(p),
+						       (size_t)json_object_get_string_len(p), NULL);
+		sb_printf(sb, "%s%s (%lld bytes)", i ? ", " : "", path,
+			  (long long)json_object_get_int64(s));
+	}
+	if ((int64_t)n < json_object_get_int64(count))
+		sb_printf(sb, " and %lld more",
+			  (long long)(json_object_get_int64(count) - (int64_t)n));
+	json_object_put(o);
+}
+
 /* One sentence the model can act on, then the facts, then the output. */
 static char *run_text(const brig_result *r, const brig_policy_limits *lim, int timeout)
 {
@@ -432,6 +469,7 @@ static char *run_text(const brig_result *r, const brig_policy_limits *lim, int t
 		sb_printf(&sb, "\nNote: %s", r->notice);
 	if (r->output_truncated && r->verdict != BRIG_VERDICT_OUTPUT_LIMIT)
 		sb_puts(&sb, "\nThe output was truncated.");
+	workspace_text(&sb, r);
 	sb_puts(&sb, "\n");
 	append_stream(&sb, "stdout", r->stdout_data, r->stdout_len);
 	append_stream(&sb, "stderr", r->stderr_data, r->stderr_len);

@@ -2027,6 +2027,63 @@ static void test_workspace_keys(void)
 	brig_policy_free(p);
 }
 
+/* A box in a workspace: brig-init's change line (after --changes TAG, TAG made from the box's
+ * name, after --marker under gVisor) becomes workspace_changes and leaves stderr; the tool's
+ * box has no change line. */
+static void test_workspace_changes(void)
+{
+	static const char id[] = "00112233445566778899aabbccddeeff";
+	brig_policy *p = brig_policy_new_default();
+	brig_request req = { .language = BRIG_LANG_SHELL, .code = "", .code_len = 0 };
+	for (int iso = BRIG_ISOLATION_CONTAINER; iso <= BRIG_ISOLATION_GVISOR; iso++) {
+		spec_target t = { .runtime = iso == BRIG_ISOLATION_GVISOR ? "runsc" : "runc",
+				  .isolation = iso,
+				  .init = TEST_INIT,
+				  .user = TEST_USER,
+				  .workspace = id };
+		brig_spec *s = NULL;
+		brig_error *err = NULL;
+		CU_ASSERT_EQUAL_FATAL(spec_build(p, &req, BRIG_TIMEOUT_REFUSE, &t, &s, NULL, &err),
+				      0);
+		size_t k = iso == BRIG_ISOLATION_GVISOR ? 3 : 1;
+		CU_ASSERT_STRING_EQUAL(s->argv[k], "--changes");
+		cleanup_free char *tag = xasprintf("%s:changes", s->name);
+		CU_ASSERT_STRING_EQUAL(s->argv[k + 1], tag);
+		CU_ASSERT_STRING_EQUAL(s->argv[k + 2], "--");
+		CU_ASSERT(s->max_output_bytes >= s->output_limit + 16384);
+		cleanup_free char *err_text =
+			xasprintf("warn\n%s 8192 4194304 3 50 2 5:a.txt 7:d/b%%20c\n", tag);
+		brig_result r = finish(s, 0, "out", err_text, false);
+		CU_ASSERT_STRING_EQUAL(r.stderr_data, "warn\n");
+		CU_ASSERT_PTR_NOT_NULL_FATAL(r.workspace_changes);
+		json_object *o = json_tokener_parse(r.workspace_changes), *v = NULL;
+		CU_ASSERT(json_object_object_get_ex(o, "count", &v) && json_object_get_int(v) == 2);
+		CU_ASSERT(json_object_object_get_ex(o, "max_files", &v) &&
+			  json_object_get_int(v) == 50);
+		CU_ASSERT_FATAL(json_object_object_get_ex(o, "files", &v) &&
+				json_object_array_length(v) == 2);
+		json_object *f = json_object_array_get_idx(v, 1), *x = NULL;
+		CU_ASSERT(json_object_object_get_ex(f, "path", &x) &&
+			  strcmp(json_object_get_string(x), "d/b c") == 0);
+		json_object_put(o);
+		brig_result_clear(&r);
+		/* "TAG ?": could not be told; a line the program printed that looks like one but
+		 * is not last is the program's own */
+		cleanup_free char *q = xasprintf("%s ?\n", tag);
+		r = finish(s, 0, "", q, false);
+		CU_ASSERT_PTR_NULL(r.workspace_changes);
+		CU_ASSERT_EQUAL(r.stderr_len, 0);
+		brig_result_clear(&r);
+		spec_free(s);
+		static const char *const tool[] = { "list", "10", NULL };
+		CU_ASSERT_EQUAL_FATAL(spec_build_tool(p, &t, tool, "", 0, &s, &err), 0);
+		for (char **a = s->argv; *a; a++)
+			CU_ASSERT_STRING_NOT_EQUAL(*a, "--changes");
+		spec_free(s);
+	}
+	brig_policy_free(p);
+}
+
 static void test_spec_same_box(void)
 {
 	const spec_target runc = { .runtime = "runc",
@@ -2164,6 +2221,7 @@ static CU_TestInfo tests[] = {
 	{ "warm pool keys: defaults, edges, types, overrides", test_warm_pool_keys },
 	{ "workspace keys: defaults, edges, types, rules, overrides", test_workspace_keys },
 	{ "spec_same_box", test_spec_same_box },
+	{ "workspace box: the run's change line", test_workspace_changes },
 	{ "spec: the gVisor box is final (wrapper, env, slack)", test_spec_gvisor_final_box },
 	{ "outcome -> result: verdicts, marker, cap", test_finish_outcome },
 	CU_TEST_INFO_NULL,
