@@ -251,7 +251,7 @@ static void mount_append(brig_spec *s, brig_mount *m)
 	size_t n = 0;
 	while (s->mounts && s->mounts[n])
 		n++;
-	s->mounts = xrealloc(s->mounts, (n + 2) * sizeof *s->mounts);
+	s->mounts = xrealloc(s->mounts, (n + 2) * sizeof(brig_mount *));
 	s->mounts[n] = m;
 	s->mounts[n + 1] = NULL;
 }
@@ -589,8 +589,8 @@ int spec_build_holder(const brig_policy *p, const spec_target *target, const cha
 	brig_spec *s = NULL;
 	int r = spec_build(hp, &req, BRIG_TIMEOUT_REFUSE, &t, &s, NULL, err);
 	brig_policy_free(hp);
-	if (r < 0)
-		return r;
+	if (r < 0 || !s)
+		return r < 0 ? r : BRIG_E_SYSTEM;
 	free(s->name);
 	s->name = xasprintf(SPEC_WS_HOLDER_PREFIX "%s", id);
 	strv_free(s->argv);
@@ -635,8 +635,8 @@ int spec_build_tool(const brig_policy *p, const spec_target *target, const char 
 	brig_spec *s = NULL;
 	int r = spec_build(tp, &req, BRIG_TIMEOUT_REFUSE, target, &s, NULL, err);
 	brig_policy_free(tp);
-	if (r < 0)
-		return r;
+	if (r < 0 || !s)
+		return r < 0 ? r : BRIG_E_SYSTEM;
 	/* the tool reports its own doings: no change line */
 	size_t j = 0;
 	for (size_t i = 0; s->argv[i]; i++) {
@@ -951,19 +951,20 @@ static char *take_bytes(char **data, size_t *len, size_t *out_len)
 	return p;
 }
 
+static int hexval(char c)
+{
+	return c >= '0' && c <= '9' ? c - '0' : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+}
+
 /* "%2F" -> "/" (tree.h escapes what would break the line). */
 static char *unescape_word(const char *s, size_t n)
 {
 	char *out = xmalloc(n + 1), *o = out;
-	static const char hex[] = "0123456789ABCDEF";
 	for (size_t i = 0; i < n; i++) {
-		const char *h1 = NULL, *h2 = NULL;
-		if (s[i] == '%' && i + 2 < n) {
-			h1 = memchr(hex, s[i + 1], 16);
-			h2 = memchr(hex, s[i + 2], 16);
-		}
-		if (h1 && h2) {
-			*o++ = (char)((h1 - hex) << 4 | (h2 - hex));
+		int h = s[i] == '%' && i + 2 < n ? hexval(s[i + 1]) : -1;
+		int l = h >= 0 ? hexval(s[i + 2]) : -1;
+		if (h >= 0 && l >= 0) {
+			*o++ = (char)(h << 4 | l);
 			i += 2;
 		} else {
 			*o++ = s[i];
@@ -978,12 +979,18 @@ static char *unescape_word(const char *s, size_t n)
 static char *changes_json(const char *line, size_t len)
 {
 	cleanup_free char *l = xstrndup(line, len);
-	unsigned long long v[5];
-	int off = 0;
-	if (sscanf(l, "%llu %llu %llu %llu %llu%n", &v[0], &v[1], &v[2], &v[3], &v[4], &off) != 5)
-		return NULL;
+	long long v[5];
+	char *p = l;
+	for (int i = 0; i < 5; i++) {
+		char *end = NULL;
+		errno = 0;
+		v[i] = strtoll(p, &end, 10);
+		if (!end || end == p || errno || v[i] < 0)
+			return NULL;
+		p = end;
+	}
 	json_object *o = json_object_new_object(), *files = json_object_new_array();
-	for (char *p = l + off; *p;) {
+	while (*p) {
 		p += strspn(p, " ");
 		size_t w = strcspn(p, " ");
 		char *colon = memchr(p, ':', w);
@@ -997,11 +1004,11 @@ static char *changes_json(const char *line, size_t len)
 		p += w;
 	}
 	json_object_object_add(o, "files", files);
-	json_object_object_add(o, "count", json_object_new_int64((int64_t)v[4]));
-	json_object_object_add(o, "used_bytes", json_object_new_int64((int64_t)v[0]));
-	json_object_object_add(o, "size_bytes", json_object_new_int64((int64_t)v[1]));
-	json_object_object_add(o, "used_files", json_object_new_int64((int64_t)v[2]));
-	json_object_object_add(o, "max_files", json_object_new_int64((int64_t)v[3]));
+	json_object_object_add(o, "count", json_object_new_int64(v[4]));
+	json_object_object_add(o, "used_bytes", json_object_new_int64(v[0]));
+	json_object_object_add(o, "size_bytes", json_object_new_int64(v[1]));
+	json_object_object_add(o, "used_files", json_object_new_int64(v[2]));
+	json_object_object_add(o, "max_files", json_object_new_int64(v[3]));
 	char *t = xstrdup(json_object_to_json_string_ext(
 		o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
 	json_object_put(o);

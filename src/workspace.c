@@ -165,6 +165,10 @@ static char *tombstone_read(const char *dir, const char *id)
 
 static int need_hooks(const loaded_backend *lb, brig_error **err)
 {
+	if (!lb) {
+		brig_fail(err, BRIG_E_UNAVAILABLE, 0, "workspaces: no backend");
+		return BRIG_E_UNAVAILABLE;
+	}
 	const brig_backend *be = lb->be;
 	if (!(be->features & BRIG_FEATURE_WORKSPACES) || !BE_HOOK(be, volume_create) ||
 	    !BE_HOOK(be, volume_remove) || !BE_HOOK(be, start_detached) ||
@@ -182,7 +186,7 @@ static int engine_end(const loaded_backend *lb, const char *id, brig_error **err
 	cleanup_free char *holder = xasprintf(SPEC_WS_HOLDER_PREFIX "%s", id);
 	cleanup_free char *volume = xasprintf(SPEC_WS_VOLUME_PREFIX "%s", id);
 	int r = lb->be->remove(holder, err);
-	if (r < 0)
+	if (r != 0)
 		return r;
 	for (int i = 0; i < 20; i++) {
 		brig_error *e = NULL;
@@ -209,7 +213,7 @@ static int ws_end(const loaded_backend *lb, const char *dir, const ws_state *st,
 		  brig_error **err)
 {
 	int r = engine_end(lb, st->id, err);
-	if (r < 0)
+	if (r != 0)
 		return r;
 	cleanup_free char *p = state_path(dir, st->id, "json");
 	unlink(p);
@@ -225,6 +229,8 @@ static char *ended_why(const loaded_backend *lb, const ws_state *st, bool *lost)
 {
 	long long now = (long long)time(NULL);
 	*lost = false;
+	if (!lb)
+		return NULL;
 	if (now >= st->expires)
 		return xasprintf("its lifetime of %lld s ended", st->expires - st->created);
 	if (now - st->last_used >= st->idle_ttl)
@@ -283,7 +289,7 @@ int ws_acquire(brig_ctx *ctx, loaded_backend *lb, const char *id, int wait_ms, w
 	out->lock_fd = -1;
 	out->user = NULL;
 	int r = check_enabled(ctx, err);
-	if (r < 0)
+	if (r != 0)
 		return r;
 	if (!spec_ws_id_valid(id))
 		return brig_fail(err, BRIG_E_NOT_FOUND, 0,
@@ -380,7 +386,7 @@ static int orphans(brig_ctx *ctx, loaded_backend *lb, const char *dir, int *ende
 int ws_expire_all(brig_ctx *ctx, loaded_backend *lb, int *ended, brig_error **err)
 {
 	*ended = 0;
-	if (!BE_HOOK(lb->be, container_state) || need_hooks(lb, NULL) < 0)
+	if (need_hooks(lb, NULL) < 0)
 		return 0;
 	cleanup_free char *dir = ws_dir(err);
 	if (!dir)
@@ -441,12 +447,20 @@ static int random_id(char out[SPEC_WS_ID_HEX + 1])
 /* The backend for workspace calls: the policy's, probed, with the hooks. */
 static int select_backend(brig_ctx *ctx, loaded_backend **lb, brig_error **err)
 {
-	if (!ctx->init)
-		return brig_fail(err, BRIG_E_UNAVAILABLE, 0, "%s", ctx->init_error);
+	*lb = NULL;
+	if (!ctx->init) {
+		brig_fail(err, BRIG_E_UNAVAILABLE, 0, "%s", ctx->init_error);
+		return BRIG_E_UNAVAILABLE;
+	}
 	int r = dispatch_select(ctx, lb, NULL, err);
-	if (r == 0)
-		reap_at_start(ctx, *lb);
-	return r == 0 ? need_hooks(*lb, err) : r;
+	if (r != 0)
+		return r;
+	if (!*lb) {
+		brig_fail(err, BRIG_E_UNAVAILABLE, 0, "no backend");
+		return BRIG_E_UNAVAILABLE;
+	}
+	reap_at_start(ctx, *lb);
+	return need_hooks(*lb, err);
 }
 
 static void audit_op(brig_ctx *ctx, loaded_backend *lb, const char *front_door, const char *id,
@@ -488,8 +502,11 @@ static int ws_uid(const brig_policy *p, const char *id, ws_state *st, brig_error
 		st->gid = WS_GID;
 		return r;
 	}
-	unsigned long long u = 0, g = 0;
-	if (sscanf(p->user, "%llu:%llu", &u, &g) != 2)
+	char *end = NULL, *end2 = NULL;
+	errno = 0;
+	unsigned long long u = strtoull(p->user, &end, 10);
+	unsigned long long g = end && *end == ':' ? strtoull(end + 1, &end2, 10) : 0;
+	if (errno || !end2 || *end2 || end2 == end + 1)
 		return brig_fail(err, BRIG_E_POLICY, 0, "user: not UID:GID");
 	st->uid = (long long)u;
 	st->gid = (long long)g;
@@ -574,7 +591,7 @@ int brig_workspace_create(brig_ctx *ctx, const char *front_door, json_object **i
 	int r = check_enabled(ctx, err);
 	if (r == 0)
 		r = select_backend(ctx, &lb, err);
-	if (r < 0)
+	if (r != 0)
 		return r;
 	if (ctx->audit && (r = audit_ready(ctx->audit, err)) < 0)
 		return r;
@@ -630,7 +647,7 @@ int brig_workspace_remove(brig_ctx *ctx, const char *id, const char *front_door,
 	int r = select_backend(ctx, &lb, err);
 	if (r == 0)
 		r = ws_acquire(ctx, lb, id, ctx->policy->max_timeout_seconds * 1000, &h, err);
-	if (r < 0)
+	if (r != 0)
 		return r;
 	cleanup_free char *dir = ws_dir(err);
 	ws_state st;
@@ -651,7 +668,7 @@ int brig_workspace_list(brig_ctx *ctx, json_object **out, brig_error **err)
 	int r = check_enabled(ctx, err);
 	if (r == 0)
 		r = select_backend(ctx, &lb, err);
-	if (r < 0)
+	if (r != 0)
 		return r;
 	int ended = 0;
 	brig_error *e = NULL;
@@ -747,7 +764,7 @@ static int tool_run(brig_ctx *ctx, const char *id, const char *const *tool, cons
 		r = audit_ready(ctx->audit, err);
 	if (r == 0)
 		r = ws_acquire(ctx, lb, id, wait, &h, err);
-	if (r < 0)
+	if (r != 0)
 		return r;
 	spec_target t = dispatch_target(ctx, lb);
 	t.user = h.user;
@@ -791,7 +808,7 @@ int brig_workspace_put(brig_ctx *ctx, const char *id, const char *path, const vo
 			      "file too large: %zu bytes, above the policy's "
 			      "workspaces.max_transfer_bytes (%ld)",
 			      len, ctx->policy->ws.max_transfer_bytes);
-	if (r < 0)
+	if (r != 0)
 		return r;
 	const char *tool[] = { "put", path, NULL };
 	brig_result res = { .struct_size = sizeof res };
@@ -809,7 +826,7 @@ int brig_workspace_get(brig_ctx *ctx, const char *id, const char *path, char **d
 	*data = NULL;
 	*len = 0;
 	int r = check_path(path, err);
-	if (r < 0)
+	if (r != 0)
 		return r;
 	cleanup_free char *max = xasprintf("%ld", ctx->policy->ws.max_transfer_bytes);
 	const char *tool[] = { "get", path, max, NULL };
@@ -826,14 +843,19 @@ int brig_workspace_get(brig_ctx *ctx, const char *id, const char *path, char **d
 	return r;
 }
 
+static int hexval(char c)
+{
+	return c >= '0' && c <= '9' ? c - '0' : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+}
+
 /* "%2F" -> "/": the tool escapes what would break a line (tree.h). */
 static char *unescape(const char *s)
 {
 	char *out = xmalloc(strlen(s) + 1), *o = out;
 	for (; *s; s++) {
-		unsigned int v;
-		if (*s == '%' && sscanf(s + 1, "%2X", &v) == 1 && s[1] && s[2]) {
-			*o++ = (char)v;
+		int h = *s == '%' && s[1] ? hexval(s[1]) : -1, l = h >= 0 ? hexval(s[2]) : -1;
+		if (h >= 0 && l >= 0) {
+			*o++ = (char)(h << 4 | l);
 			s += 2;
 		} else {
 			*o++ = *s;
@@ -843,35 +865,66 @@ static char *unescape(const char *s)
 	return out;
 }
 
+/* The next integer of *p (moved past it), or false. */
+static bool take_ll(char **p, long long *out)
+{
+	char *end = NULL;
+	errno = 0;
+	long long v = strtoll(*p, &end, 10);
+	if (!end || end == *p || errno)
+		return false;
+	*out = v;
+	*p = end;
+	return true;
+}
+
+static void add_int(json_object *o, const char *k, long long v)
+{
+	json_object_object_add(o, k, json_object_new_int64(v));
+}
+
+/* brig-init's listing (files.c): "TYPE SIZE MTIME PATH" lines, "total COUNT BYTES INCOMPLETE",
+ * "usage USED SIZE IUSED INODES". */
 static json_object *parse_listing(char *text)
 {
 	json_object *o = json_object_new_object(), *files = json_object_new_array();
 	json_object_object_add(o, "files", files);
 	char *save = NULL;
 	for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		char type, path[WS_PATH_MAX * 3 + 9];
-		long long size, mtime, a, b, c, d;
-		int inc;
-		if (sscanf(line, "total %lld %lld %d", &a, &b, &inc) == 3) {
-			json_object_object_add(o, "count", json_object_new_int64(a));
-			json_object_object_add(o, "bytes", json_object_new_int64(b));
-			json_object_object_add(o, "incomplete", json_object_new_boolean(inc));
-		} else if (sscanf(line, "usage %lld %lld %lld %lld", &a, &b, &c, &d) == 4) {
-			json_object_object_add(o, "used_bytes", json_object_new_int64(a));
-			json_object_object_add(o, "size_bytes", json_object_new_int64(b));
-			json_object_object_add(o, "used_files", json_object_new_int64(c));
-			json_object_object_add(o, "max_files", json_object_new_int64(d));
-		} else if (sscanf(line, "%c %lld %lld %3080s", &type, &size, &mtime, path) == 4) {
+		long long v[4];
+		char *p = line;
+		if (strncmp(line, "total ", 6) == 0) {
+			p += 6;
+			if (take_ll(&p, &v[0]) && take_ll(&p, &v[1]) && take_ll(&p, &v[2])) {
+				add_int(o, "count", v[0]);
+				add_int(o, "bytes", v[1]);
+				json_object_object_add(o, "incomplete",
+						       json_object_new_boolean(v[2]));
+			}
+		} else if (strncmp(line, "usage ", 6) == 0) {
+			p += 6;
+			if (take_ll(&p, &v[0]) && take_ll(&p, &v[1]) && take_ll(&p, &v[2]) &&
+			    take_ll(&p, &v[3])) {
+				add_int(o, "used_bytes", v[0]);
+				add_int(o, "size_bytes", v[1]);
+				add_int(o, "used_files", v[2]);
+				add_int(o, "max_files", v[3]);
+			}
+		} else if (line[0] && line[1] == ' ') {
+			char type = line[0];
+			p += 2;
+			if (!take_ll(&p, &v[0]) || !take_ll(&p, &v[1]) || *p != ' ' || !p[1])
+				continue;
 			json_object *f = json_object_new_object();
-			cleanup_free char *p = unescape(path);
-			json_object_object_add(f, "path", json_object_new_string(p));
+			cleanup_free char *path = unescape(p + 1);
+			json_object_object_add(f, "path", json_object_new_string(path));
 			json_object_object_add(f, "type",
 					       json_object_new_string(type == 'f'   ? "file"
 								      : type == 'd' ? "dir"
 								      : type == 'l' ? "link"
 										    : "other"));
-			json_object_object_add(f, "size", json_object_new_int64(size));
-			json_object_object_add(f, "mtime", json_object_new_int64(mtime));
+			add_int(f, "size", v[0]);
+			add_int(f, "mtime", v[1]);
 			json_object_array_add(files, f);
 		}
 	}

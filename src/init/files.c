@@ -212,6 +212,8 @@ static int do_put(const char *path)
 	int dirfd = -1;
 	int r = copy ? walk_to_parent(copy, path, true, &dirfd, &name)
 		     : fail(TOOL_IO, "out of memory");
+	if (r == 0 && !name)
+		r = TOOL_IO;
 	if (r == 0)
 		r = check_target(dirfd, name, path, false);
 	char tmp[64];
@@ -254,6 +256,8 @@ static int do_get(const char *path, long long max)
 	int dirfd = -1, fd = -1;
 	int r = copy ? walk_to_parent(copy, path, false, &dirfd, &name)
 		     : fail(TOOL_IO, "out of memory");
+	if (r == 0 && !name)
+		r = TOOL_IO;
 	if (r == 0)
 		r = check_target(dirfd, name, path, true);
 	struct stat st, ls;

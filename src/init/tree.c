@@ -186,7 +186,8 @@ tree_snapshot *tree_snapshot_take(const char *root)
 		free(s);
 		return NULL;
 	}
-	qsort(s->v, s->n, sizeof *s->v, id_cmp);
+	if (s->n)
+		qsort(s->v, s->n, sizeof *s->v, id_cmp);
 	return s;
 }
 
