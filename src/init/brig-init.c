@@ -249,6 +249,15 @@ int main(int argc, char **argv)
 	sigaddset(&mask, SIGINT);
 	sigaddset(&mask, SIGHUP);
 	sigprocmask(SIG_BLOCK, &mask, &old);
+	/* gVisor gives a PID 1 no protection from signals it does not handle (brig(1)): a write
+	 * to the program's pipe after the program stopped reading (a file tool that hit a quota,
+	 * a shell that exited before the end of its code) killed us with SIGPIPE, and the box
+	 * ended 141 instead of with the program's status.  Blocked, the write fails with EPIPE,
+	 * which relay() expects.  The program starts with `old`: SIGPIPE as it was. */
+	sigset_t pipe_mask;
+	sigemptyset(&pipe_mask);
+	sigaddset(&pipe_mask, SIGPIPE);
+	sigprocmask(SIG_BLOCK, &pipe_mask, NULL);
 	int sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
 	if (sfd < 0) {
 		say("signalfd failed");
