@@ -200,9 +200,15 @@ def test_noexec_nosuid_nodev():
                     "cp /bin/busybox bb 2>/dev/null && ./bb true; echo rc2=$?; "
                     "grep ' /workspace ' /proc/mounts", lang="shell")
     out = r.get("stdout", "")
-    assert "ran" not in out.split("rc=")[0], r
-    assert "rc=126" in out and "rc2=126" in out, r  # Permission denied
-    if BACKEND != "gvisor":  # gVisor shows its own mount table
+    if BACKEND == "gvisor":
+        # The known gap, asserted exactly (brig(1), WORKSPACES): the volume reaches the sandbox
+        # through runsc's gofer, and gVisor applies only the mount options of the OCI spec,
+        # which the engine (API 1.41) cannot give a volume; the host's noexec is not seen.
+        assert "ran" in out.split("rc=")[0] and "rc=0" in out, r
+        assert re.search(r" /workspace 9p ", out), out  # gVisor shows its own mount table
+    else:
+        assert "ran" not in out.split("rc=")[0], r
+        assert "rc=126" in out and "rc2=126" in out, r  # Permission denied
         assert re.search(r"tmpfs /workspace tmpfs rw,nosuid,nodev,noexec", out), out
     remove(wid)
 
