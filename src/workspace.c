@@ -31,6 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "images.h"
 #include "init/tree.h"
 #include "loader.h"
 #include "probe.h"
@@ -560,9 +561,14 @@ static int engine_start(brig_ctx *ctx, loaded_backend *lb, const ws_state *st, b
 	cleanup_free char *user = xasprintf("%lld:%lld", st->uid, st->gid);
 	spec_target t = dispatch_target(ctx, lb);
 	t.user = user;
+	/* the shell image's verified ID, as for every box (images.c): a pinned NAME:TAG@sha256:ID
+	 * is no reference the engine can start from */
+	brig_image_info image = { .struct_size = sizeof image };
+	image_target(ctx, lb, BRIG_LANG_SHELL, &image, &t);
 	brig_spec *holder = NULL;
 	int r = spec_build_holder(p, &t, st->id, (int)(st->expires - st->created) + WS_HOLDER_GRACE,
 				  &holder, err);
+	image_info_clear(&image);
 	uint32_t missing = r == 0 ? dispatch_missing_features(lb, holder, false) : 0;
 	if (missing) {
 		cleanup_free char *names = dispatch_feature_names(missing);
@@ -769,8 +775,11 @@ static int tool_run(brig_ctx *ctx, const char *id, const char *const *tool, cons
 	spec_target t = dispatch_target(ctx, lb);
 	t.user = h.user;
 	t.workspace = h.id;
+	brig_image_info image = { .struct_size = sizeof image };
+	image_target(ctx, lb, BRIG_LANG_SHELL, &image, &t); /* as engine_start() */
 	brig_spec *spec = NULL;
 	r = spec_build_tool(ctx->policy, &t, tool, data, len, &spec, err);
+	image_info_clear(&image);
 	uint32_t missing = r == 0 ? dispatch_missing_features(lb, spec, false) : 0;
 	if (missing) {
 		cleanup_free char *names = dispatch_feature_names(missing);

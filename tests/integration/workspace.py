@@ -320,6 +320,29 @@ def test_holder_gone():
     assert gone(wid)
 
 
+def test_pinned_image():
+    """With the shell image pinned as NAME:TAG@sha256:<image ID> (what `brig images` prints for a
+    locally built image), the holder and the file boxes start from the verified ID like runs
+    do: the engine cannot start from that reference itself."""
+    shell = json.loads(subprocess.run([BRIG, "policy"], capture_output=True, env=env(),
+                                      timeout=30).stdout)["images"]["shell"].split("@")[0]
+    ident = docker("image", "inspect", "--format", "{{.Id}}", shell).stdout.strip()
+    assert ident.startswith("sha256:"), ident
+    with open(POLICY) as f:
+        pol = json.load(f)
+    pol["images"] = {"shell": f"{shell}@{ident}"}
+    pinned = os.path.join(STATE, "pinned.json")
+    with open(pinned, "w") as f:
+        json.dump(pol, f)
+    wid = create(pinned)["id"]
+    assert docker("inspect", "--format", "{{.Image}}", f"brig-wsh-{wid}").stdout.strip() == ident
+    assert put(wid, "a.txt", b"pinned", pol=pinned).returncode == 0
+    p, r = run(wid, "cat a.txt", lang="shell", pol=pinned)
+    assert r.get("stdout") == "pinned", r
+    assert get(wid, "a.txt", pol=pinned).stdout == b"pinned"
+    remove(wid)
+
+
 def test_unknown_and_disabled():
     p = get("0" * 32, "a.txt")
     assert p.returncode == 2 and "unknown workspace" in err(p), err(p)
@@ -451,7 +474,7 @@ def test_nothing_left():
 TESTS = [test_persistence_across_calls, test_size_quota, test_inode_quota,
          test_noexec_nosuid_nodev, test_isolation_between_workspaces, test_paths_and_symlinks,
          test_transfer_limit, test_max_count, test_idle_ttl_expiry, test_lifetime_expiry_by_gc,
-         test_holder_gone, test_unknown_and_disabled, test_serialised_calls,
+         test_holder_gone, test_pinned_image, test_unknown_and_disabled, test_serialised_calls,
          test_audit_and_explain, test_mcp_tools, test_nothing_left]
 
 def own_workspaces(fn):
