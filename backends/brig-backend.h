@@ -34,7 +34,7 @@
 #include "brig.h"
 
 #define BRIG_BACKEND_ABI_MAJOR    2
-#define BRIG_BACKEND_ABI_MINOR    1
+#define BRIG_BACKEND_ABI_MINOR    2
 #define BRIG_BACKEND_ENTRY_SYMBOL "brig_backend_entry"
 
 enum brig_log_level {
@@ -123,7 +123,7 @@ typedef struct brig_image_info {
 #define BRIG_FEATURE_NETWORKS        (1u << 3) /* spec->network other than none and bridge */
 #define BRIG_FEATURE_MASKED_PATHS    (1u << 4) /* spec->masked_paths */
 #define BRIG_FEATURE_IMAGE_ID        (1u << 5) /* starts the box from spec->image_id */
-#define BRIG_FEATURE_WORKSPACES      (1u << 6) /* the four workspace hooks below */
+#define BRIG_FEATURE_WORKSPACES      (1u << 6) /* ABI 2.2: the four workspace hooks below */
 
 typedef struct brig_backend {
 	uint32_t abi_major;
@@ -178,7 +178,7 @@ typedef struct brig_backend {
 	 * 1 present (*info filled), 0 absent.  Never pulls. */
 	int (*image_inspect)(const char *image, brig_image_info *info, brig_error **err);
 
-	/* ---- appended in ABI 2.1: workspaces (BRIG_FEATURE_WORKSPACES) ----
+	/* ---- appended in ABI 2.2: workspaces (BRIG_FEATURE_WORKSPACES) ----
 	 * A workspace is a volume of the engine's local driver kept mounted by a holder
 	 * container (src/workspace.c); the host decides every option, the backend only asks the
 	 * engine.  Nothing here touches the volume's files. */

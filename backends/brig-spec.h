@@ -119,7 +119,7 @@ typedef struct brig_spec {
 	 * NULL when the host did not look it up: the box starts from `image`. */
 	char *image_id;
 
-	/* ---- appended in ABI 2.1: workspaces ---- */
+	/* ---- appended in ABI 2.2: workspaces ---- */
 	/* The workspace the box works in (its id), or NULL: then one of `mounts` is the
 	 * workspace's volume at /workspace, and the box starts there.  brig_spec never says how
 	 * the volume was made (the host's business, src/workspace.c). */
