@@ -200,14 +200,10 @@ int main(int argc, char **argv)
 		const char *name;
 		int (*fn)(int, char **);
 	} cmds[] = {
-		{ "run", cmd_run },
-		{ "explain", cmd_explain },
-		{ "policy", cmd_policy },
-		{ "doctor", cmd_doctor },
-		{ "mcp", cmd_mcp },
-		{ "gc", cmd_gc },
-		{ "images", cmd_images },
-		{ "workspace", cmd_workspace },
+		{ "run", cmd_run },       { "explain", cmd_explain },
+		{ "policy", cmd_policy }, { "doctor", cmd_doctor },
+		{ "mcp", cmd_mcp },       { "gc", cmd_gc },
+		{ "images", cmd_images }, { "workspace", cmd_workspace },
 	};
 	for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
 		if (strcmp(cmd, cmds[i].name) == 0)
