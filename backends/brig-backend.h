@@ -34,7 +34,7 @@
 #include "brig.h"
 
 #define BRIG_BACKEND_ABI_MAJOR    2
-#define BRIG_BACKEND_ABI_MINOR    1
+#define BRIG_BACKEND_ABI_MINOR    2
 #define BRIG_BACKEND_ENTRY_SYMBOL "brig_backend_entry"
 
 enum brig_log_level {
@@ -123,6 +123,7 @@ typedef struct brig_image_info {
 #define BRIG_FEATURE_NETWORKS        (1u << 3) /* spec->network other than none and bridge */
 #define BRIG_FEATURE_MASKED_PATHS    (1u << 4) /* spec->masked_paths */
 #define BRIG_FEATURE_IMAGE_ID        (1u << 5) /* starts the box from spec->image_id */
+#define BRIG_FEATURE_WORKSPACES      (1u << 6) /* ABI 2.2: the four workspace hooks below */
 
 typedef struct brig_backend {
 	uint32_t abi_major;
@@ -176,6 +177,24 @@ typedef struct brig_backend {
 	/* Look an image up with what brig shows of it (`brig images`) and checks a pin against:
 	 * 1 present (*info filled), 0 absent.  Never pulls. */
 	int (*image_inspect)(const char *image, brig_image_info *info, brig_error **err);
+
+	/* ---- appended in ABI 2.2: workspaces (BRIG_FEATURE_WORKSPACES) ----
+	 * A workspace is a volume of the engine's local driver kept mounted by a holder
+	 * container (src/workspace.c); the host decides every option, the backend only asks the
+	 * engine.  Nothing here touches the volume's files. */
+	/* Create volume `name` with the local driver, its driver options ("type=tmpfs",
+	 * "device=tmpfs", "o=...") and labels ("key=value"), both NULL-terminated. */
+	int (*volume_create)(const char *name, char *const *driver_opts, char *const *labels,
+			     brig_error **err);
+	/* Remove volume `name`; 0 when it is gone (or was never there), BRIG_E_BUSY while a
+	 * container still uses it. */
+	int (*volume_remove)(const char *name, brig_error **err);
+	/* Create and start a container with exactly `spec` (stdin_data and timeout_ms ignored),
+	 * detached: no stdin, nothing attached, not removed when it exits (remove() does). */
+	int (*start_detached)(const brig_spec *spec, brig_error **err);
+	/* The named container's state in *state: 0 no such container, 1 exists but not running,
+	 * 2 running. */
+	int (*container_state)(const char *name, int *state, brig_error **err);
 } brig_backend;
 
 /* Fields up to and including `run` are required of every plugin. */

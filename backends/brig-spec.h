@@ -118,6 +118,12 @@ typedef struct brig_spec {
 	 * looked it up for this box, verified against the policy's pin (BRIG_FEATURE_IMAGE_ID).
 	 * NULL when the host did not look it up: the box starts from `image`. */
 	char *image_id;
+
+	/* ---- appended in ABI 2.2: workspaces ---- */
+	/* The workspace the box works in (its id), or NULL: then one of `mounts` is the
+	 * workspace's volume at /workspace, and the box starts there.  brig_spec never says how
+	 * the volume was made (the host's business, src/workspace.c). */
+	char *workspace;
 } brig_spec;
 
 /* The reference a backend starts the box from: the verified ID, so that a tag moved between

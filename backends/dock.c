@@ -470,6 +470,132 @@ int dock_list_labelled(const char *label, char ***names, char ***owners, brig_er
 	return parse_container_list(&resp, names, owners, err);
 }
 
+/* ---- workspaces: volumes and detached holders --------------------------------------------- */
+
+/* {"k": "v", ...} from "k=v" strings. */
+static json_object *kv_object(char *const *kv)
+{
+	json_object *o = json_object_new_object();
+	for (; kv && *kv; kv++) {
+		const char *eq = strchr(*kv, '=');
+		cleanup_free char *k = eq ? xstrndup(*kv, (size_t)(eq - *kv)) : xstrdup(*kv);
+		json_object_object_add(o, k, json_object_new_string(eq ? eq + 1 : ""));
+	}
+	return o;
+}
+
+int dock_volume_create(const char *name, char *const *driver_opts, char *const *labels,
+		       brig_error **err)
+{
+	if (!dock_valid_name(name))
+		return plugin_fail(err, BRIG_E_USAGE, 0, "not a volume name: \"%s\"",
+				   name ? name : "");
+	json_object *b = json_object_new_object();
+	json_object_object_add(b, "Name", json_object_new_string(name));
+	json_object_object_add(b, "Driver", json_object_new_string("local"));
+	json_object_object_add(b, "DriverOpts", kv_object(driver_opts));
+	json_object_object_add(b, "Labels", kv_object(labels));
+	cleanup_response dock_response resp;
+	dock_response_init(&resp);
+	int r = engine_request("POST", QUERY_MS,
+			       json_object_to_json_string_ext(
+				       b, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE),
+			       &resp, err, "/volumes/create");
+	json_object_put(b);
+	if (r < 0)
+		return r;
+	if (resp.status == 201 || resp.status == 200)
+		return 0;
+	cleanup_free char *txt = dock_error_text(&resp);
+	return plugin_fail(err, BRIG_E_SANDBOX, 0, "creating volume %s: HTTP %ld: %s", name,
+			   resp.status, txt);
+}
+
+int dock_volume_remove(const char *name, brig_error **err)
+{
+	if (!dock_valid_name(name))
+		return plugin_fail(err, BRIG_E_USAGE, 0, "not a volume name: \"%s\"",
+				   name ? name : "");
+	cleanup_response dock_response resp;
+	dock_response_init(&resp);
+	int r = engine_request("DELETE", REMOVE_MS, NULL, &resp, err, "/volumes/%s", name);
+	if (r < 0)
+		return r;
+	if (resp.status == 204 || resp.status == 200 || resp.status == 404)
+		return 0;
+	cleanup_free char *txt = dock_error_text(&resp);
+	return plugin_fail(err, resp.status == 409 ? BRIG_E_BUSY : BRIG_E_SANDBOX, 0,
+			   "removing volume %s: HTTP %ld: %s", name, resp.status, txt);
+}
+
+int dock_start_detached(const brig_spec *spec, brig_error **err)
+{
+	if (!spec || !dock_valid_name(spec->name))
+		return plugin_fail(err, BRIG_E_USAGE, 0, "start_detached: no container name");
+	json_object *b = dock_create_body(spec, true);
+	/* nothing attached, no stdin: the program's output goes nowhere (log driver none) */
+	static const char *const off[] = { "AttachStdin", "AttachStdout", "AttachStderr",
+					   "OpenStdin", "StdinOnce" };
+	for (size_t i = 0; i < sizeof off / sizeof *off; i++)
+		json_object_object_add(b, off[i], json_object_new_boolean(false));
+	cleanup_response dock_response resp;
+	dock_response_init(&resp);
+	int r = engine_request("POST", QUERY_MS,
+			       json_object_to_json_string_ext(
+				       b, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE),
+			       &resp, err, "/containers/create?name=%s", spec->name);
+	json_object_put(b);
+	if (r < 0)
+		return r;
+	if (resp.status != 201) {
+		cleanup_free char *txt = dock_error_text(&resp);
+		return plugin_fail(err, BRIG_E_SANDBOX, 0, "creating container %s: HTTP %ld: %s",
+				   spec->name, resp.status, txt);
+	}
+	dock_response_free(&resp);
+	dock_response_init(&resp);
+	r = engine_request("POST", QUERY_MS, NULL, &resp, err, "/containers/%s/start", spec->name);
+	if (r == 0 && resp.status != 204 && resp.status != 304) {
+		cleanup_free char *txt = dock_error_text(&resp);
+		r = plugin_fail(err, BRIG_E_SANDBOX, 0, "starting container %s: HTTP %ld: %s",
+				spec->name, resp.status, txt);
+	}
+	if (r < 0) {
+		cleanup_error brig_error *e = NULL;
+		dock_remove(spec->name, &e);
+	}
+	return r;
+}
+
+int dock_container_state(const char *name, int *state, brig_error **err)
+{
+	*state = 0;
+	if (!dock_valid_name(name))
+		return plugin_fail(err, BRIG_E_USAGE, 0, "not a container name: \"%s\"",
+				   name ? name : "");
+	cleanup_response dock_response resp;
+	dock_response_init(&resp);
+	int r = engine_request("GET", QUERY_MS, NULL, &resp, err, "/containers/%s/json", name);
+	if (r < 0)
+		return r;
+	if (resp.status == 404)
+		return 0;
+	json_object *o = resp.status == 200
+				 ? json_tokener_parse(resp.body.data ? resp.body.data : "")
+				 : NULL,
+		    *st = NULL, *running = NULL;
+	if (!o || !json_object_object_get_ex(o, "State", &st) ||
+	    !json_object_object_get_ex(st, "Running", &running)) {
+		json_object_put(o);
+		cleanup_free char *txt = dock_error_text(&resp);
+		return plugin_fail(err, BRIG_E_SANDBOX, 0, "inspecting container %s: HTTP %ld: %s",
+				   name, resp.status, txt);
+	}
+	*state = json_object_get_boolean(running) ? 2 : 1;
+	json_object_put(o);
+	return 0;
+}
+
 /* ---- probe ------------------------------------------------------------------------------- */
 
 int dock_runtime_lookup(const char *runtime, dock_runtime *rt, brig_error **err)

@@ -19,7 +19,7 @@
 /* What the libdock plugins honour of a spec (brig-backend.h). */
 #define DOCK_FEATURES                                                               \
 	(BRIG_FEATURE_SECCOMP_PROFILE | BRIG_FEATURE_CANCEL | BRIG_FEATURE_MOUNTS | \
-	 BRIG_FEATURE_MASKED_PATHS | BRIG_FEATURE_IMAGE_ID)
+	 BRIG_FEATURE_MASKED_PATHS | BRIG_FEATURE_IMAGE_ID | BRIG_FEATURE_WORKSPACES)
 
 /* Once per plugin, from its entry point: remember the host, initialise libcurl. */
 void dock_init(const brig_host_services *host);
@@ -78,6 +78,12 @@ int dock_prepare(const brig_spec *spec, void **handle, brig_error **err);
 int dock_run_prepared(void *handle, const brig_spec *spec, const brig_run_control *ctl,
 		      brig_outcome *out, brig_error **err);
 void dock_discard(void *handle);
+/* Workspaces: volumes and detached holders (dock.c). */
+int dock_volume_create(const char *name, char *const *driver_opts, char *const *labels,
+		       brig_error **err);
+int dock_volume_remove(const char *name, brig_error **err);
+int dock_start_detached(const brig_spec *spec, brig_error **err);
+int dock_container_state(const char *name, int *state, brig_error **err);
 
 /* A Docker container name ([A-Za-z0-9][A-Za-z0-9_.-]*): safe in a URL path as it is. */
 bool dock_valid_name(const char *s);

@@ -455,6 +455,129 @@ static int cli_list_labelled(const char *label, char ***names, char ***owners, b
 	return 0;
 }
 
+/* ---- workspaces ------------------------------------------------------------------------ */
+
+/* Run a short docker command; 0, or the status with its stderr in *why (trimmed). */
+static int cli_short(char **argv, strbuf *out, strbuf *why)
+{
+	int st = proc_run_capture(argv, CLI_TIMEOUT_MS, out, why);
+	trim(why);
+	if (out)
+		trim(out);
+	return st;
+}
+
+static int cli_volume_create(const char *name, char *const *driver_opts, char *const *labels,
+			     brig_error **err)
+{
+	if (!docker())
+		return plugin_fail(err, BRIG_E_UNAVAILABLE, 0, "docker CLI not found");
+	size_t n = 0, cap = 8 + 2 * (strv_len(driver_opts) + strv_len(labels));
+	char **argv = xcalloc(cap, sizeof *argv);
+	argv[n++] = (char *)docker();
+	argv[n++] = "volume";
+	argv[n++] = "create";
+	argv[n++] = "--driver";
+	argv[n++] = "local";
+	for (char *const *o = driver_opts; o && *o; o++) {
+		argv[n++] = "--opt";
+		argv[n++] = *o;
+	}
+	for (char *const *l = labels; l && *l; l++) {
+		argv[n++] = "--label";
+		argv[n++] = *l;
+	}
+	argv[n++] = (char *)name;
+	strbuf why;
+	sb_init(&why);
+	int st = cli_short(argv, NULL, &why);
+	free(argv);
+	int r = st == 0 ? 0
+			: plugin_fail(err, BRIG_E_SANDBOX, 0, "docker volume create %s: %s", name,
+				      why.len ? why.data : "failed");
+	sb_free(&why);
+	return r;
+}
+
+static int cli_volume_remove(const char *name, brig_error **err)
+{
+	if (!docker())
+		return plugin_fail(err, BRIG_E_UNAVAILABLE, 0, "docker CLI not found");
+	char *argv[] = { (char *)docker(), "volume", "rm", (char *)name, NULL };
+	strbuf why;
+	sb_init(&why);
+	int st = cli_short(argv, NULL, &why);
+	const char *w = why.data ? why.data : "";
+	int r = 0;
+	if (st != 0 && !strstr(w, "no such volume") && !strstr(w, "No such volume"))
+		r = plugin_fail(err, strstr(w, "in use") ? BRIG_E_BUSY : BRIG_E_SANDBOX, 0,
+				"docker volume rm %s: %s", name, why.len ? w : "failed");
+	sb_free(&why);
+	return r;
+}
+
+/* `docker run -d` of the spec: the run's argv with -i and --rm taken out. */
+static int cli_start_detached(const brig_spec *spec, brig_error **err)
+{
+	if (!docker())
+		return plugin_fail(err, BRIG_E_UNAVAILABLE, 0, "docker CLI not found");
+	cleanup_free char *profile = NULL;
+	if (spec->seccomp_profile && !(profile = write_profile(spec, err)))
+		return BRIG_E_SYSTEM;
+	cleanup_strv char **argv = cli_render_argv(spec, docker(), profile);
+	size_t k = 0;
+	for (size_t i = 0; argv[i]; i++) {
+		if (strcmp(argv[i], "--rm") == 0) {
+			free(argv[i]);
+			continue;
+		}
+		if (strcmp(argv[i], "-i") == 0) {
+			free(argv[i]);
+			argv[i] = xstrdup("-d");
+		}
+		argv[k++] = argv[i];
+	}
+	argv[k] = NULL;
+	strbuf out, why;
+	sb_init(&out);
+	sb_init(&why);
+	int st = cli_short(argv, &out, &why);
+	if (profile)
+		unlink(profile);
+	int r = 0;
+	if (st != 0) {
+		r = plugin_fail(err, BRIG_E_SANDBOX, 0, "docker run -d %s: %s", spec->name,
+				why.len ? why.data : "failed");
+		cleanup_error brig_error *e = NULL;
+		cli_remove(spec->name, &e);
+	}
+	sb_free(&out);
+	sb_free(&why);
+	return r;
+}
+
+static int cli_container_state(const char *name, int *state, brig_error **err)
+{
+	*state = 0;
+	if (!docker())
+		return plugin_fail(err, BRIG_E_UNAVAILABLE, 0, "docker CLI not found");
+	char *argv[] = { (char *)docker(),     "inspect",    "--type", "container", "--format",
+			 "{{.State.Running}}", (char *)name, NULL };
+	strbuf out, why;
+	sb_init(&out);
+	sb_init(&why);
+	int st = cli_short(argv, &out, &why);
+	int r = 0;
+	if (st == 0)
+		*state = out.data && strcmp(out.data, "true") == 0 ? 2 : 1;
+	else if (!strstr(why.data ? why.data : "", "No such"))
+		r = plugin_fail(err, BRIG_E_SANDBOX, 0, "docker inspect %s: %s", name,
+				why.len ? why.data : "failed");
+	sb_free(&out);
+	sb_free(&why);
+	return r;
+}
+
 static const brig_backend cli_backend = {
 	.abi_major = BRIG_BACKEND_ABI_MAJOR,
 	.abi_minor = BRIG_BACKEND_ABI_MINOR,
@@ -464,7 +587,7 @@ static const brig_backend cli_backend = {
 	.isolation = BRIG_ISOLATION_CONTAINER,
 	.speed_rank = 20,
 	.features = BRIG_FEATURE_SECCOMP_PROFILE | BRIG_FEATURE_CANCEL | BRIG_FEATURE_MOUNTS |
-		    BRIG_FEATURE_IMAGE_ID,
+		    BRIG_FEATURE_IMAGE_ID | BRIG_FEATURE_WORKSPACES,
 	.default_runtime = "runc",
 	.probe = cli_probe,
 	.explain = cli_explain,
@@ -473,6 +596,10 @@ static const brig_backend cli_backend = {
 	.image_id = cli_image_id,
 	.list_labelled = cli_list_labelled,
 	.image_inspect = cli_image_inspect,
+	.volume_create = cli_volume_create,
+	.volume_remove = cli_volume_remove,
+	.start_detached = cli_start_detached,
+	.container_state = cli_container_state,
 };
 
 __attribute__((visibility("default"))) const brig_backend *

@@ -39,6 +39,10 @@ static const brig_backend gvisor_backend = {
 	.run_prepared = dock_run_prepared,
 	.discard = dock_discard,
 	.image_inspect = dock_image_inspect,
+	.volume_create = dock_volume_create,
+	.volume_remove = dock_volume_remove,
+	.start_detached = dock_start_detached,
+	.container_state = dock_container_state,
 };
 
 __attribute__((visibility("default"))) const brig_backend *

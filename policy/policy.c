@@ -421,8 +421,19 @@ static const struct policy_key keys[] = {
 	KEY_INT_NEVER("gvisor_pids_limit", gvisor_pids_limit, 0, POLICY_GVISOR_PIDS_MAX),
 	KEY("mask_host_details", KEY_BOOL, mask_host_details, LOOSE_DOWN, NULL),
 	KEY("uid_range", KEY_STRING, uid_range, LOOSE_NEVER, check_uid_range),
+	/* the "workspaces" object: its members are keys of their own ("workspaces.size_mb") */
+	KEY("workspaces.enabled", KEY_BOOL, ws.enabled, LOOSE_UP, NULL),
+	INT_KEY("workspaces.max_count", ws.max_count, 1, POLICY_WS_COUNT_MAX),
+	INT_KEY("workspaces.size_mb", ws.size_mb, 1, POLICY_WS_SIZE_MB_MAX),
+	INT_KEY("workspaces.max_files", ws.max_files, POLICY_WS_FILES_MIN, POLICY_WS_FILES_MAX),
+	INT_KEY("workspaces.idle_ttl_seconds", ws.idle_ttl_seconds, POLICY_WS_TTL_MIN,
+		POLICY_WS_LIFETIME_MAX),
+	INT_KEY("workspaces.max_lifetime_seconds", ws.max_lifetime_seconds, POLICY_WS_TTL_MIN,
+		POLICY_WS_LIFETIME_MAX),
+	INT_KEY("workspaces.max_transfer_bytes", ws.max_transfer_bytes, 1, POLICY_WS_TRANSFER_MAX),
 };
-#define N_KEYS (sizeof keys / sizeof keys[0])
+#define GROUP_WORKSPACES "workspaces"
+#define N_KEYS           (sizeof keys / sizeof keys[0])
 
 /* Names brig no longer reads.  A policy that still uses one is refused with the way forward:
  * ignoring a security switch would be worse, and two names for one would let a file say both. */
@@ -585,11 +596,21 @@ static int validate_key(const brig_policy *p, const struct policy_key *k, const 
 
 static int validate_timeouts(const brig_policy *p, const char *origin, brig_error **err)
 {
-	if (p->max_timeout_seconds >= p->timeout_seconds)
-		return 0;
-	return key_fail(err, BRIG_E_POLICY, origin, "max_timeout_seconds",
+	if (p->max_timeout_seconds < p->timeout_seconds)
+		return key_fail(
+			err, BRIG_E_POLICY, origin, "max_timeout_seconds",
 			"%d is below timeout_seconds (%d); a request could never get the default",
 			p->max_timeout_seconds, p->timeout_seconds);
+	if (p->ws.idle_ttl_seconds > p->ws.max_lifetime_seconds)
+		return key_fail(err, BRIG_E_POLICY, origin, "workspaces.idle_ttl_seconds",
+				"%d is above workspaces.max_lifetime_seconds (%d)",
+				p->ws.idle_ttl_seconds, p->ws.max_lifetime_seconds);
+	/* tmpfs is RAM: every workspace full at once must stay within what a host can give */
+	if ((long long)p->ws.size_mb * p->ws.max_count > POLICY_WS_SIZE_MB_MAX * 4LL)
+		return key_fail(err, BRIG_E_POLICY, origin, "workspaces.size_mb",
+				"%d MiB x workspaces.max_count %d is above %d MiB (tmpfs is RAM)",
+				p->ws.size_mb, p->ws.max_count, POLICY_WS_SIZE_MB_MAX * 4);
+	return 0;
 }
 
 int policy_validate(const brig_policy *p, const char *origin, brig_error **err)
@@ -635,6 +656,13 @@ brig_policy *brig_policy_new_default(void)
 	p->gvisor_pids_limit = 0;
 	p->mask_host_details = true;
 	p->uid_range = xstrdup(POLICY_UID_RANGE_DEFAULT);
+	p->ws = (policy_workspaces){ .enabled = false,
+				     .max_count = 4,
+				     .size_mb = 64,
+				     .max_files = 4096,
+				     .idle_ttl_seconds = 1800,
+				     .max_lifetime_seconds = 14400,
+				     .max_transfer_bytes = 8L * 1024 * 1024 };
 	return p;
 }
 
@@ -874,11 +902,38 @@ static int apply_value(brig_policy *p, const struct policy_key *k, json_object *
 	return 0;
 }
 
+/* A group of keys written as an object ("workspaces": {"size_mb": 64}): each member is the
+ * key "GROUP.MEMBER" of the table. */
+static int apply_group(brig_policy *p, const char *group, json_object *obj, const char *origin,
+		       brig_error **err)
+{
+	if (!json_object_is_type(obj, json_type_object))
+		return type_fail(err, origin, group, "an object", obj);
+	json_object_object_foreach(obj, name, val)
+	{
+		cleanup_free char *full = xasprintf("%s.%s", group, name);
+		const struct policy_key *k = key_find(full);
+		if (!k)
+			return key_fail(err, BRIG_E_POLICY, origin, full,
+					"unknown key (see brig-policy(5) for the keys)");
+		int r = apply_value(p, k, val, origin, err);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
 static int apply_object(brig_policy *p, json_object *obj, const char *origin, brig_error **err)
 {
 	json_object_object_foreach(obj, name, val)
 	{
-		const struct policy_key *k = key_find(name);
+		if (strcmp(name, GROUP_WORKSPACES) == 0) {
+			int r = apply_group(p, name, val, origin, err);
+			if (r < 0)
+				return r;
+			continue;
+		}
+		const struct policy_key *k = strchr(name, '.') ? NULL : key_find(name);
 		if (!k)
 			return unknown_key(err, BRIG_E_POLICY, origin, name,
 					   "unknown key (see brig-policy(5) for the keys)");
@@ -1013,8 +1068,19 @@ char *brig_policy_to_json(const brig_policy *p)
 	if (!p)
 		return NULL;
 	cleanup_json json_object *obj = json_object_new_object();
-	for (size_t i = 0; i < N_KEYS; i++)
-		json_object_object_add(obj, keys[i].name, key_to_json(p, &keys[i]));
+	json_object *group = NULL;
+	for (size_t i = 0; i < N_KEYS; i++) {
+		const char *dot = strchr(keys[i].name, '.');
+		if (!dot) {
+			json_object_object_add(obj, keys[i].name, key_to_json(p, &keys[i]));
+			continue;
+		}
+		if (!group) { /* the group's keys are adjacent in the table */
+			group = json_object_new_object();
+			json_object_object_add(obj, GROUP_WORKSPACES, group);
+		}
+		json_object_object_add(group, dot + 1, key_to_json(p, &keys[i]));
+	}
 	return xstrdup(json_object_to_json_string_ext(obj, JSON_C_TO_STRING_PRETTY |
 								   JSON_C_TO_STRING_NOSLASHESCAPE));
 }

@@ -40,6 +40,25 @@
 #define POLICY_UID_RANGE_DEFAULT "2000000000-2000001023" /* named in the images: build-images */
 #define POLICY_UID_RANGE_MIN     100000
 #define POLICY_UID_RANGE_MAX     65536
+/* workspaces (src/workspace.c): files that live across runs on a tmpfs volume, so RAM */
+#define POLICY_WS_COUNT_MAX    256
+#define POLICY_WS_SIZE_MB_MAX  4096
+#define POLICY_WS_FILES_MIN    16
+#define POLICY_WS_FILES_MAX    1000000
+#define POLICY_WS_TTL_MIN      10
+#define POLICY_WS_LIFETIME_MAX (30 * 86400)
+#define POLICY_WS_TRANSFER_MAX (256L * 1024 * 1024)
+
+/* The `workspaces` object of the policy: all of it the operator's, none of it the agent's. */
+typedef struct policy_workspaces {
+	bool enabled;             /* false: no workspace can be made or used */
+	int max_count;            /* workspaces alive at once (this user's brig) (4) */
+	int size_mb;              /* each one's size quota, tmpfs size= (64) */
+	int max_files;            /* each one's inode quota, tmpfs nr_inodes= (4096) */
+	int idle_ttl_seconds;     /* ended when unused this long (1800) */
+	int max_lifetime_seconds; /* ended this long after it was made, used or not (14400) */
+	long max_transfer_bytes;  /* one file in or out (put/get) at most (8 MiB) */
+} policy_workspaces;
 
 struct brig_policy {
 	int timeout_seconds;           /* default wall time per run (5) */
@@ -71,6 +90,7 @@ struct brig_policy {
 				  * pids_limit (policy/spec.c) */
 	bool mask_host_details;  /* mask what would show the host in the box (true) */
 	char *uid_range;         /* "FIRST-LAST": the uids of user "auto" */
+	policy_workspaces ws;    /* "workspaces": {...} */
 };
 
 /* Validate every field (used after load and after overrides); `origin` names the source. */

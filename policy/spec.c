@@ -21,6 +21,8 @@
 #define NAME_RANDOM_BYTES 8
 #define SHM_MB_MAX        16 /* /dev/shm stays small: /tmp is the scratch space */
 
+static void mounts_free(brig_mount **m);
+
 static inline void spec_freep(brig_spec **s)
 {
 	spec_free(*s);
@@ -51,6 +53,12 @@ int spec_random_name(char *buf, size_t len)
 	}
 	*d = '\0';
 	return 0;
+}
+
+bool spec_ws_id_valid(const char *id)
+{
+	return id && strlen(id) == SPEC_WS_ID_HEX &&
+	       strspn(id, "0123456789abcdef") == SPEC_WS_ID_HEX;
 }
 
 /* "brig.owner=PID:STARTTIME:PIDNS": with the start time, gc can tell a live owner from a reused
@@ -222,12 +230,84 @@ char *spec_describe_traits(const brig_spec *s)
 	if (strcmp(s->language, "python") == 0 && !unbuffered)
 		sb_puts(&sb, "# env: no PYTHONUNBUFFERED (gVisor cuts big writes to a full pipe\n"
 			     "#   short; buffered Python writes the rest, unbuffered drops it)\n");
+	if (s->workspace)
+		sb_printf(&sb,
+			  "# workspace %s: volume " SPEC_WS_VOLUME_PREFIX
+			  "%s (tmpfs: size and file quotas,\n#   noexec, nosuid, nodev) at "
+			  "%s, the box starts there\n",
+			  s->workspace, s->workspace, SPEC_WS_PATH);
 	if (s->max_output_bytes != s->output_limit)
 		sb_printf(&sb,
 			  "# output: the program's cap is %zu bytes; %zu are read to leave room "
 			  "for the marker line\n",
 			  s->output_limit, s->max_output_bytes);
 	return sb_steal(&sb);
+}
+
+/* ---- the workspace --------------------------------------------------------------------------- */
+
+static void mount_append(brig_spec *s, brig_mount *m)
+{
+	size_t n = 0;
+	while (s->mounts && s->mounts[n])
+		n++;
+	s->mounts = xrealloc(s->mounts, (n + 2) * sizeof(brig_mount *));
+	s->mounts[n] = m;
+	s->mounts[n + 1] = NULL;
+}
+
+static void label_append(brig_spec *s, char *label)
+{
+	size_t n = strv_len(s->labels);
+	s->labels = xrealloc(s->labels, (n + 2) * sizeof *s->labels);
+	s->labels[n] = label;
+	s->labels[n + 1] = NULL;
+}
+
+#define CHANGES_SUFFIX ":changes"
+#define TREE_LINE_MAX  16384 /* src/init/tree.h: the longest change line */
+
+static brig_mount *ws_mount(const char *id, bool read_only)
+{
+	brig_mount *m = xcalloc(1, sizeof *m);
+	/* nocopy: else the engine copies the image's mount point (root's, 0755) over the
+	 * volume's root, and the box's uid cannot write it (hostlab FINDINGS) */
+	*m = (brig_mount){ .struct_size = sizeof *m,
+			   .type = BRIG_MOUNT_VOLUME,
+			   .source = xasprintf(SPEC_WS_VOLUME_PREFIX "%s", id),
+			   .target = xstrdup(SPEC_WS_PATH),
+			   .read_only = read_only,
+			   .no_copy = true };
+	return m;
+}
+
+/* The box works in the workspace: its volume at /workspace, the box starts there, and the
+ * label names it (the workspace id on the box, for gc and for whoever lists containers). */
+static int add_workspace(brig_spec *s, const char *id, brig_error **err)
+{
+	if (!spec_ws_id_valid(id))
+		return brig_fail(err, BRIG_E_USAGE, 0, "not a workspace id");
+	mount_append(s, ws_mount(id, false));
+	free(s->workdir);
+	s->workdir = xstrdup(SPEC_WS_PATH);
+	label_append(s, xasprintf("brig.workspace=%s", id));
+	s->workspace = xstrdup(id);
+	/* brig-init --changes TAG: after the program, one line on stderr naming the files it
+	 * created or changed (src/init/tree.h); TAG is made from the box's name like the exit
+	 * marker, and the backend's cap leaves room for the line */
+	size_t n = strv_len(s->argv), k = 1;
+	s->argv = xrealloc(s->argv, (n + 3) * sizeof *s->argv);
+	memmove(s->argv + k + 2, s->argv + k, (n - k + 1) * sizeof *s->argv);
+	s->argv[k] = xstrdup("--changes");
+	s->argv[k + 1] = xasprintf("%s" CHANGES_SUFFIX, s->name);
+	if (s->exit_marker) { /* brig-init takes --marker first */
+		char *a = s->argv[k], *b = s->argv[k + 1];
+		memmove(s->argv + k, s->argv + k + 2, 2 * sizeof *s->argv);
+		s->argv[k + 2] = a;
+		s->argv[k + 3] = b;
+	}
+	s->max_output_bytes += TREE_LINE_MAX + strlen(s->argv[s->exit_marker ? k + 3 : k + 1]) + 2;
+	return 0;
 }
 
 /* ---- the request ----------------------------------------------------------------------------- */
@@ -464,6 +544,8 @@ int spec_build(const brig_policy *p, const brig_request *req, brig_timeout_mode 
 		return r;
 	fill_limits(s, p);
 	apply_runtime_traits(s, p, target);
+	if (target->workspace && (r = add_workspace(s, target->workspace, err)) < 0)
+		return r;
 	s->timeout_ms = (int64_t)timeout * 1000;
 	compose_stdin(s, req);
 	if (clamped_from && notice)
@@ -499,6 +581,113 @@ int spec_build_probe(const brig_policy *p, const spec_target *target, brig_spec 
 		return r < 0 ? r : BRIG_E_SYSTEM;
 	free(s->labels[2]);
 	s->labels[2] = xstrdup("brig.probe=1");
+	*out = s;
+	return 0;
+}
+
+/* The holder runs no code of the agent's, only `sleep`: under runc whatever the runs' runtime
+ * (a gVisor sandbox would cost ~40 host threads and tens of MiB per workspace for nothing),
+ * with brig's seccomp profile, no brig-init (no stdin: sleep is its whole program), the
+ * volume read-only.  Without an owner label: it outlives the brig that made it, by design. */
+int spec_build_holder(const brig_policy *p, const spec_target *target, const char *id,
+		      int lifetime_seconds, brig_spec **out, brig_error **err)
+{
+	if (!spec_ws_id_valid(id))
+		return brig_fail(err, BRIG_E_USAGE, 0, "not a workspace id");
+	brig_policy *hp = brig_policy_copy(p);
+	hp->timeout_seconds = hp->max_timeout_seconds = 1;
+	hp->memory_mb = 16;
+	hp->cpus = 0.1;
+	hp->pids_limit = 8;
+	hp->tmpfs_mb = 1;
+	hp->network = false;
+	hp->isolation = BRIG_ISOLATION_CONTAINER;
+	spec_target t = *target;
+	t.runtime = "runc";
+	t.isolation = BRIG_ISOLATION_CONTAINER;
+	t.workspace = NULL;
+	brig_request req = { .language = BRIG_LANG_SHELL, .code = "", .code_len = 0 };
+	brig_spec *s = NULL;
+	int r = spec_build(hp, &req, BRIG_TIMEOUT_REFUSE, &t, &s, NULL, err);
+	brig_policy_free(hp);
+	if (r < 0 || !s)
+		return r < 0 ? r : BRIG_E_SYSTEM;
+	free(s->name);
+	s->name = xasprintf(SPEC_WS_HOLDER_PREFIX "%s", id);
+	strv_free(s->argv);
+	s->argv = xcalloc(3, sizeof *s->argv);
+	s->argv[0] = xstrdup("sleep");
+	s->argv[1] = xasprintf("%d", lifetime_seconds);
+	mounts_free(s->mounts);
+	s->mounts = NULL;
+	mount_append(s, ws_mount(id, true));
+	free(s->workdir);
+	s->workdir = xstrdup("/");
+	/* brig=1, brig.install=..., brig.workspace=ID, brig.role=holder: no owner */
+	strv_free(s->labels);
+	s->labels = xcalloc(2, sizeof *s->labels);
+	s->labels[0] = xstrdup("brig=1");
+	if (target->install)
+		label_append(s, xasprintf("brig.install=%s", target->install));
+	label_append(s, xasprintf("brig.workspace=%s", id));
+	label_append(s, xstrdup("brig.role=holder"));
+	s->workspace = xstrdup(id);
+	s->timeout_ms = (int64_t)lifetime_seconds * 1000;
+	free((char *)s->stdin_data);
+	s->stdin_data = NULL;
+	s->stdin_len = 0;
+	*out = s;
+	return 0;
+}
+
+int spec_build_tool(const brig_policy *p, const spec_target *target, const char *const *tool,
+		    const char *data, size_t data_len, brig_spec **out, brig_error **err)
+{
+	if (!target->workspace)
+		return brig_fail(err, BRIG_E_USAGE, 0, "spec_build_tool: no workspace");
+	brig_policy *tp = brig_policy_copy(p);
+	tp->max_input_bytes = tp->ws.max_transfer_bytes;
+	/* a file out, or the listing: room for either beside the program's own lines */
+	tp->max_output_bytes = tp->ws.max_transfer_bytes + 1024 * 1024;
+	tp->timeout_seconds = tp->max_timeout_seconds;
+	brig_request req = { .language = BRIG_LANG_SHELL,
+			     .code = data ? data : "",
+			     .code_len = data ? data_len : 0 };
+	brig_spec *s = NULL;
+	int r = spec_build(tp, &req, BRIG_TIMEOUT_REFUSE, target, &s, NULL, err);
+	brig_policy_free(tp);
+	if (r < 0 || !s)
+		return r < 0 ? r : BRIG_E_SYSTEM;
+	/* the tool reports its own doings: no change line */
+	size_t j = 0;
+	for (size_t i = 0; s->argv[i]; i++) {
+		if (strcmp(s->argv[i], "--changes") == 0 && s->argv[i + 1]) {
+			free(s->argv[i]);
+			free(s->argv[++i]);
+			continue;
+		}
+		s->argv[j++] = s->argv[i];
+	}
+	s->argv[j] = NULL;
+	/* [brig-init (--marker M) --] [sh] -> [...] [brig-init --workspace-tool TOOL...] */
+	size_t k = 0;
+	while (s->argv[k] && strcmp(s->argv[k], "--") != 0)
+		k++;
+	if (!s->argv[k]) {
+		spec_free(s);
+		return brig_fail(err, BRIG_E_SYSTEM, 0, "spec_build_tool: no brig-init in the box");
+	}
+	size_t nt = strv_len((char *const *)tool);
+	for (size_t i = k + 1; s->argv[i]; i++)
+		free(s->argv[i]);
+	s->argv = xrealloc(s->argv, (k + 3 + nt + 1) * sizeof *s->argv);
+	s->argv[k + 1] = xstrdup(SPEC_INIT_PATH);
+	s->argv[k + 2] = xstrdup("--workspace-tool");
+	for (size_t i = 0; i < nt; i++)
+		s->argv[k + 3 + i] = xstrdup(tool[i]);
+	s->argv[k + 3 + nt] = NULL;
+	free(s->labels[2]);
+	s->labels[2] = xstrdup("brig.language=workspace-tool");
 	*out = s;
 	return 0;
 }
@@ -539,6 +728,7 @@ void spec_free(brig_spec *spec)
 	free(spec->log_driver);
 	free((char *)spec->stdin_data);
 	free(spec->image_id);
+	free(spec->workspace);
 	free(spec);
 }
 
@@ -633,6 +823,7 @@ json_object *spec_to_json(const brig_spec *s)
 	I(max_output_bytes);
 	I(output_limit);
 	I(max_input_bytes);
+	S(workspace);
 #undef S
 #undef I
 #undef B
@@ -676,7 +867,7 @@ static bool mounts_eq(brig_mount *const *a, brig_mount *const *b)
 
 /* Every field is compared here or named below: a field appended to brig_spec must be added,
  * or the warm pool could hand a run a box started with a different one. */
-_Static_assert(offsetof(brig_spec, image_id) + sizeof(char *) == sizeof(brig_spec),
+_Static_assert(offsetof(brig_spec, workspace) + sizeof(char *) == sizeof(brig_spec),
 	       "a field was appended to brig_spec: compare it in spec_same_box()");
 
 bool spec_same_box(const brig_spec *a, const brig_spec *b)
@@ -702,7 +893,7 @@ bool spec_same_box(const brig_spec *a, const brig_spec *b)
 	       str_eq(a->seccomp_profile, b->seccomp_profile) &&
 	       str_eq(a->seccomp_name, b->seccomp_name) && str_eq(a->log_driver, b->log_driver) &&
 	       a->max_output_bytes == b->max_output_bytes && a->output_limit == b->output_limit &&
-	       a->max_input_bytes == b->max_input_bytes;
+	       a->max_input_bytes == b->max_input_bytes && str_eq(a->workspace, b->workspace);
 }
 
 /* ---- the outcome ----------------------------------------------------------------------------- */
@@ -783,6 +974,98 @@ static char *take_bytes(char **data, size_t *len, size_t *out_len)
 	return p;
 }
 
+static int hexval(char c)
+{
+	return c >= '0' && c <= '9' ? c - '0' : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+}
+
+/* "%2F" -> "/" (tree.h escapes what would break the line). */
+static char *unescape_word(const char *s, size_t n)
+{
+	char *out = xmalloc(n + 1), *o = out;
+	for (size_t i = 0; i < n; i++) {
+		int h = s[i] == '%' && i + 2 < n ? hexval(s[i + 1]) : -1;
+		int l = h >= 0 ? hexval(s[i + 2]) : -1;
+		if (h >= 0 && l >= 0) {
+			*o++ = (char)(h << 4 | l);
+			i += 2;
+		} else {
+			*o++ = s[i];
+		}
+	}
+	*o = '\0';
+	return out;
+}
+
+/* brig-init's change line "TAG USED SIZE IUSED INODES COUNT SIZE:PATH ..." as JSON text, or
+ * NULL for "TAG ?" or anything malformed. */
+static char *changes_json(const char *line, size_t len)
+{
+	cleanup_free char *l = xstrndup(line, len);
+	long long v[5];
+	char *p = l;
+	for (int i = 0; i < 5; i++) {
+		char *end = NULL;
+		errno = 0;
+		v[i] = strtoll(p, &end, 10);
+		if (!end || end == p || errno || v[i] < 0)
+			return NULL;
+		p = end;
+	}
+	json_object *o = json_object_new_object(), *files = json_object_new_array();
+	while (*p) {
+		p += strspn(p, " ");
+		size_t w = strcspn(p, " ");
+		char *colon = memchr(p, ':', w);
+		if (!w || !colon)
+			break;
+		cleanup_free char *path = unescape_word(colon + 1, w - (size_t)(colon + 1 - p));
+		json_object *f = json_object_new_object();
+		json_object_object_add(f, "path", json_object_new_string(path));
+		json_object_object_add(f, "size", json_object_new_int64(strtoll(p, NULL, 10)));
+		json_object_array_add(files, f);
+		p += w;
+	}
+	json_object_object_add(o, "files", files);
+	json_object_object_add(o, "count", json_object_new_int64(v[4]));
+	json_object_object_add(o, "used_bytes", json_object_new_int64(v[0]));
+	json_object_object_add(o, "size_bytes", json_object_new_int64(v[1]));
+	json_object_object_add(o, "used_files", json_object_new_int64(v[2]));
+	json_object_object_add(o, "max_files", json_object_new_int64(v[3]));
+	char *t = xstrdup(json_object_to_json_string_ext(
+		o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
+	json_object_put(o);
+	return t;
+}
+
+/* Take brig-init's change line (its last "TAG ..." line: written after the program and
+ * everything it left were gone) out of stderr, into res->workspace_changes. */
+static void take_changes(const brig_spec *spec, brig_result *res)
+{
+	const char *tag = NULL;
+	for (size_t i = 0; spec->argv && spec->argv[i]; i++)
+		if (strcmp(spec->argv[i], "--changes") == 0)
+			tag = spec->argv[i + 1];
+	if (!tag || !BRIG_HAS_FIELD(res, brig_result, workspace_changes))
+		return;
+	size_t t = strlen(tag);
+	char *d = res->stderr_data;
+	for (size_t i = res->stderr_len; i-- > 0;) {
+		if ((i > 0 && d[i - 1] != '\n') || res->stderr_len - i < t + 1 ||
+		    memcmp(d + i, tag, t) != 0 || d[i + t] != ' ')
+			continue;
+		char *nl = memchr(d + i, '\n', res->stderr_len - i);
+		size_t end = nl ? (size_t)(nl - d) + 1 : res->stderr_len;
+		free(res->workspace_changes);
+		res->workspace_changes =
+			changes_json(d + i + t + 1, end - i - t - 1 - (nl != NULL));
+		memmove(d + i, d + end, res->stderr_len - end);
+		res->stderr_len -= end - i;
+		d[res->stderr_len] = '\0';
+		return;
+	}
+}
+
 void spec_finish_outcome(const brig_spec *spec, brig_outcome *o, brig_result *res)
 {
 	free(res->stdout_data);
@@ -794,6 +1077,8 @@ void spec_finish_outcome(const brig_spec *spec, brig_outcome *o, brig_result *re
 	res->output_truncated = o->truncated;
 	res->oom_killed = o->oom_killed;
 	bool own_exit_2 = spec->exit_marker && strip_marker(res, spec->exit_marker);
+	if (spec->workspace)
+		take_changes(spec, res);
 	hold_to_cap(res, spec->output_limit);
 	res->verdict = verdict_of(res, o->sandbox_error != NULL, o->cancelled);
 	free(res->error);

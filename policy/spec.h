@@ -22,7 +22,17 @@ typedef struct spec_target {
 	 * for this box (src/images.c), or NULL: not looked up, the box starts from the reference
 	 * as it is (the engine resolves a pinned one by its content address) */
 	const brig_image_info *image;
+	const char *workspace; /* the box works in this workspace (its id), or NULL */
 } spec_target;
+
+/* A workspace as the boxes see it: its volume (named from its id) at /workspace. */
+#define SPEC_WS_VOLUME_PREFIX "brig-ws-"
+#define SPEC_WS_HOLDER_PREFIX "brig-wsh-"
+#define SPEC_WS_PATH          "/workspace"
+#define SPEC_WS_ID_HEX        32 /* 128 random bits */
+
+/* Is `id` a workspace id as brig makes them (32 lowercase hex digits)? */
+bool spec_ws_id_valid(const char *id);
 
 /* Where brig-init appears in every box, and how much longer than the run's own limit the box
  * gives itself before brig-init ends it (brig kills it at the limit; the box's own clock only
@@ -82,6 +92,20 @@ json_object *spec_to_json(const brig_spec *s);
 /* For `brig explain`: what the runtime traits changed in this box, as "# ..." lines ("" when
  * nothing).  Caller frees. */
 char *spec_describe_traits(const brig_spec *s);
+
+/* The box that holds a workspace's volume mounted (src/workspace.c): the policy's shell image,
+ * `sleep` for the workspace's lifetime as its only process, the volume read-only, no network,
+ * no capabilities, 16 MiB, under runc (it runs nothing of the agent's: see spec.c).  `user` is
+ * the workspace's "UID:GID". */
+int spec_build_holder(const brig_policy *p, const spec_target *target, const char *id,
+		      int lifetime_seconds, brig_spec **out, brig_error **err);
+
+/* A box of the workspace whose program is brig-init's file tool (src/init/files.c), argv
+ * `tool` (NULL-terminated, after --workspace-tool) with `data` as its stdin: the workspace's
+ * own box (target->workspace), its limits those of the policy, input and output sized for one
+ * transfer of max_transfer_bytes. */
+int spec_build_tool(const brig_policy *p, const spec_target *target, const char *const *tool,
+		    const char *data, size_t data_len, brig_spec **out, brig_error **err);
 
 /* Fresh "brig-" + 16 lowercase hex digits from getrandom(2). */
 int spec_random_name(char *buf, size_t len);

@@ -332,7 +332,10 @@ int audit_append(audit_log *a, const audit_entry *e, brig_error **err)
 	add_str(o, "runtime", e->runtime);
 	add_str(o, "code_sha256", e->code_sha256);
 	json_object_object_add(o, "code_bytes", json_object_new_int64((int64_t)e->code_bytes));
-	add_str(o, "verdict", r ? brig_verdict_name(r->verdict) : "refused");
+	add_str(o, "verdict",
+		r                               ? brig_verdict_name(r->verdict)
+		: e->transfer_op && !e->refusal ? "success"
+						: "refused");
 	json_object_object_add(o, "exit_code", r ? json_object_new_int(r->exit_code) : NULL);
 	json_object_object_add(o, "duration_ms", json_object_new_int64(r ? r->duration_ms : 0));
 	json_object_object_add(
@@ -341,6 +344,17 @@ int audit_append(audit_log *a, const audit_entry *e, brig_error **err)
 	add_str(o, "container", r ? r->container : NULL);
 	json_object_object_add(o, "pooled", json_object_new_boolean(r && r->pooled));
 	add_str(o, "error", r ? r->error : e->refusal);
+	/* every line says which workspace it was in (null: none) */
+	add_str(o, "workspace",
+		e->workspace ? e->workspace : (e->spec ? e->spec->workspace : NULL));
+	if (e->transfer_op) {
+		json_object *t = json_object_new_object();
+		add_str(t, "op", e->transfer_op);
+		add_str(t, "path", e->transfer_path);
+		json_object_object_add(t, "bytes", json_object_new_int64(e->transfer_bytes));
+		add_str(t, "sha256", e->transfer_sha256);
+		json_object_object_add(o, "transfer", t);
+	}
 	if (e->policy)
 		limits_json(o, e->policy, e->spec, e->timeout_seconds);
 	/* so that an operator can join this line with the caller's traces */

@@ -36,6 +36,13 @@ typedef struct audit_entry {
 	const char *image;
 	const char *image_id;    /* the ID the box started from (the spec's), when known */
 	const char *traceparent; /* the caller's, unchecked: only a well-formed one is recorded */
+	const char *workspace;   /* the workspace the run or transfer was in, or NULL */
+	/* a file transfer in or out of a workspace (no code ran): "put", "get", "list",
+	 * "create", "remove"; NULL for a run */
+	const char *transfer_op;
+	const char *transfer_path;
+	long long transfer_bytes;
+	const char *transfer_sha256;
 } audit_entry;
 
 int audit_append(audit_log *a, const audit_entry *e, brig_error **err);

@@ -42,6 +42,7 @@ typedef enum brig_status {
 	BRIG_E_AUDIT = -8,       /* audit log configured but not writable            (exit 125) */
 	BRIG_E_BUSY = -9,        /* too many runs queued                             (exit 125) */
 	BRIG_E_CANCELLED = -10,  /* the caller cancelled the run                     (exit 130) */
+	BRIG_E_NOT_FOUND = -11,  /* no such workspace (unknown, expired, lost), file (exit 2)   */
 } brig_status;
 
 typedef struct brig_error {
@@ -162,6 +163,8 @@ typedef struct brig_run_options {
 				  * ("00-<trace id>-<parent span id>-<flags>"): recorded as
 				  * trace_id and parent_span_id in the audit line when it is
 				  * well formed, ignored otherwise */
+	const char *workspace; /* NULL, or the id of a workspace to run in (brig_workspace_create):
+				* its files at /workspace, where the program starts */
 } brig_run_options;
 
 /* The caller sets struct_size = sizeof(brig_result) before brig_run; the library writes only the
@@ -189,6 +192,12 @@ typedef struct brig_result {
 	bool pooled; /* the run used a container the warm pool had started before (policy
 		      * warm_pool); it still ran only this code, and only once */
 	char *user;  /* "UID:GID" the program ran as (under user "auto" a uid of the box's own) */
+	char *workspace; /* the workspace the run was in, or NULL */
+	/* In a workspace: what the run left, as JSON text {"files":[{"path","size"}] (the
+	 * regular files it created or changed, sorted, at most 100), "count" (all of them),
+	 * "used_bytes", "size_bytes", "used_files", "max_files"}; NULL when not in a workspace
+	 * or when it could not be told. */
+	char *workspace_changes;
 } brig_result;
 
 BRIG_PUBLIC void brig_result_clear(brig_result *res);
@@ -238,6 +247,12 @@ BRIG_PUBLIC int brig_explain(brig_ctx *ctx, const brig_request *req, char **out,
 BRIG_PUBLIC struct json_object *brig_explain_object(brig_ctx *ctx, const brig_request *req,
 						    brig_error **err);
 
+/* The same for a run in workspace `id` (NULL: none), which must be alive. */
+BRIG_PUBLIC int brig_explain_in(brig_ctx *ctx, const brig_request *req, const char *id, char **out,
+				brig_error **err);
+BRIG_PUBLIC struct json_object *brig_explain_object_in(brig_ctx *ctx, const brig_request *req,
+						       const char *id, brig_error **err);
+
 /* Detection table, the backend `auto` picks and missing images, as JSON (caller frees):
  * {"backends":[{"name","description","isolation","available","reason","version","runtime"}],
  *  "selected":NAME|null,"selection_error":TEXT|null,"isolation_minimum":..,
@@ -259,6 +274,35 @@ BRIG_PUBLIC struct json_object *brig_images_object(brig_ctx *ctx);
 
 /* Remove every container labelled brig whose owning brig process is gone.  Returns the count. */
 BRIG_PUBLIC int brig_gc(brig_ctx *ctx, int *removed, brig_error **err);
+
+/* ---- workspaces ---------------------------------------------------------------------------
+ * Files that live across runs (brig(1), WORKSPACES): a tmpfs volume with the policy's size and
+ * file quotas, kept by a holder container until its idle TTL or lifetime ends.  Every run in it
+ * is still a fresh box; every file operation happens inside a hardened box too.  Ids are 32 hex
+ * digits (128 random bits): whoever knows one can use the workspace.  Calls on one workspace
+ * are serialised (a second waits for the first, up to the policy's max_timeout_seconds). */
+
+/* Make a workspace; *info (json_object_put it): id, created, expires (epoch seconds),
+ * idle_ttl_seconds, size_mb, max_files, max_transfer_bytes, user. */
+BRIG_PUBLIC int brig_workspace_create(brig_ctx *ctx, const char *front_door,
+				      struct json_object **info, brig_error **err);
+/* End a workspace: its holder, volume and files are gone. */
+BRIG_PUBLIC int brig_workspace_remove(brig_ctx *ctx, const char *id, const char *front_door,
+				      brig_error **err);
+/* The workspaces of this user's brig as a JSON array of the objects create returns, each
+ * with last_used (epoch seconds). */
+BRIG_PUBLIC int brig_workspace_list(brig_ctx *ctx, struct json_object **out, brig_error **err);
+/* Write `data` as the file PATH (relative, plain components; missing directories are made). */
+BRIG_PUBLIC int brig_workspace_put(brig_ctx *ctx, const char *id, const char *path,
+				   const void *data, size_t len, const char *front_door,
+				   brig_error **err);
+/* Read the file PATH (*data malloc'ed, NUL-terminated beyond *len). */
+BRIG_PUBLIC int brig_workspace_get(brig_ctx *ctx, const char *id, const char *path, char **data,
+				   size_t *len, const char *front_door, brig_error **err);
+/* The files: {"files":[{"path","type":"file|dir|link|other","size","mtime"}], "count",
+ * "bytes", "used_bytes", "size_bytes", "used_files", "max_files", "incomplete"}. */
+BRIG_PUBLIC int brig_workspace_files(brig_ctx *ctx, const char *id, const char *front_door,
+				     struct json_object **out, brig_error **err);
 
 BRIG_PUBLIC const char *brig_version(void);
 

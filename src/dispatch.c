@@ -18,6 +18,7 @@
 #include "pool.h"
 #include "probe.h"
 #include "reap.h"
+#include "workspace.h"
 
 /* 16 hex digits naming this installation: the real path of its plugin directory.  Boxes carry
  * it (label brig.install), and gc touches only the boxes of its own installation: a system
@@ -171,7 +172,8 @@ char *dispatch_feature_names(uint32_t bits)
 					     "mounts",
 					     "networks",
 					     "masked paths (mask_host_details)",
-					     "starting a box from a pinned image ID" };
+					     "starting a box from a pinned image ID",
+					     "workspaces" };
 	strbuf sb;
 	sb_init(&sb);
 	for (unsigned i = 0; i < sizeof names / sizeof names[0]; i++)
@@ -430,5 +432,10 @@ int brig_gc(brig_ctx *ctx, int *removed, brig_error **err)
 	if (!lb)
 		return brig_fail(err, BRIG_E_UNAVAILABLE, 0,
 				 "no available backend can list containers (is dockerd running?)");
-	return reap_orphans(ctx, lb, removed, err);
+	int r = reap_orphans(ctx, lb, removed, err);
+	int ended = 0;
+	if (r == 0)
+		r = ws_expire_all(ctx, lb, &ended, err);
+	*removed += ended;
+	return r;
 }

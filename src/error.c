@@ -23,6 +23,7 @@ int brig_status_exit_code(int status)
 	case BRIG_E_USAGE:
 	case BRIG_E_POLICY:
 	case BRIG_E_REFUSED:
+	case BRIG_E_NOT_FOUND:
 		return 2;
 	case BRIG_E_CANCELLED:
 		return 130;
@@ -33,9 +34,9 @@ int brig_status_exit_code(int status)
 
 const char *brig_status_name(int status)
 {
-	static const char *const names[] = { "ok",          "usage",   "policy",   "refused",
-					     "unavailable", "sandbox", "system",   "plugin",
-					     "audit",       "busy",    "cancelled" };
+	static const char *const names[] = { "ok",          "usage",   "policy",    "refused",
+					     "unavailable", "sandbox", "system",    "plugin",
+					     "audit",       "busy",    "cancelled", "not_found" };
 	return status <= 0 && -status < (int)(sizeof names / sizeof *names) ? names[-status]
 									    : "unknown";
 }

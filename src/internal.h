@@ -51,6 +51,10 @@ struct brig_ctx {
 #define BE_HAS(be, field)  BRIG_HAS_FIELD(be, brig_backend, field)
 #define BE_HOOK(be, field) (BE_HAS(be, field) ? (be)->field : NULL)
 
+/* run.c: one of the context's max_concurrent_runs slots (0, BRIG_E_BUSY, BRIG_E_CANCELLED) */
+int run_slot_take(brig_ctx *ctx, int cancel_fd, int wait_ms, brig_error **err);
+void run_slot_release(brig_ctx *ctx);
+
 /* dispatch.c */
 /* The backend the policy selects (backend name / auto, isolation minimum); never a silent
  * fallback: when `auto` could not use a stronger backend than the one it chose, *fallback (if

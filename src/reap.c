@@ -19,6 +19,7 @@
 #include "loader.h"
 #include "probe.h"
 #include "reap.h"
+#include "workspace.h"
 
 #define REAP_EVERY_S 60 /* the start-of-process reap, at most once a minute per installation */
 
@@ -104,5 +105,12 @@ void reap_at_start(brig_ctx *ctx, loaded_backend *lb)
 	else
 		core_debug("reap: %d left-behind box(es) removed in %lld ms", removed,
 			   (long long)(now_ms() - t0));
+	brig_error_free(e);
+	e = NULL;
+	int ended = 0;
+	if (ws_expire_all(ctx, lb, &ended, &e) < 0)
+		core_debug("reap: workspaces: %s", e && e->message ? e->message : "failed");
+	else if (ended)
+		core_debug("reap: %d workspace(s) ended", ended);
 	brig_error_free(e);
 }

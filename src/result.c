@@ -4,6 +4,7 @@
 #include <json-c/json.h>
 #include <string.h>
 
+#include "brig-spec.h"
 #include "text.h"
 #include "util.h"
 
@@ -21,6 +22,10 @@ void brig_result_clear(brig_result *res)
 	free(res->container);
 	if (res->struct_size >= offsetof(brig_result, user) + sizeof res->user)
 		free(res->user);
+	if (BRIG_HAS_FIELD(res, brig_result, workspace_changes)) {
+		free(res->workspace);
+		free(res->workspace_changes);
+	}
 	size_t size = res->struct_size;
 	memset(res, 0, size < sizeof *res && size ? size : sizeof *res);
 	res->struct_size = size;
@@ -68,6 +73,13 @@ json_object *brig_result_to_object(const brig_result *res)
 					       res->user
 				       ? json_object_new_string(res->user)
 				       : NULL);
+	bool ws = BRIG_HAS_FIELD(res, brig_result, workspace_changes);
+	json_object_object_add(o, "workspace",
+			       ws && res->workspace ? json_object_new_string(res->workspace)
+						    : NULL);
+	json_object_object_add(
+		o, "workspace_changes",
+		ws && res->workspace_changes ? json_tokener_parse(res->workspace_changes) : NULL);
 	return o;
 }
 

@@ -17,6 +17,7 @@
 #include "probe.h"
 #include "reap.h"
 #include "uids.h"
+#include "workspace.h"
 
 /* ---- max_concurrent_runs ----------------------------------------------------------------- */
 
@@ -28,7 +29,7 @@ static bool cancel_pending(int fd)
 
 /* Wait for one of the context's max_concurrent_runs slots.  0, BRIG_E_BUSY when none freed
  * within wait_ms (< 0: do not wait), or BRIG_E_CANCELLED. */
-static int slot_take(brig_ctx *ctx, int cancel_fd, int wait_ms, brig_error **err)
+int run_slot_take(brig_ctx *ctx, int cancel_fd, int wait_ms, brig_error **err)
 {
 	int64_t until = now_ms() + (wait_ms > 0 ? wait_ms : 0);
 	int r = 0;
@@ -57,7 +58,7 @@ static int slot_take(brig_ctx *ctx, int cancel_fd, int wait_ms, brig_error **err
 	return r;
 }
 
-static void slot_release(brig_ctx *ctx)
+void run_slot_release(brig_ctx *ctx)
 {
 	pthread_mutex_lock(&ctx->lock);
 	ctx->running--;
@@ -77,6 +78,8 @@ typedef struct run_ctx {
 	brig_spec *cold;    /* the one built for this run (owned) */
 	pool_entry *pooled; /* the warm pool's container that ran it, released at the end */
 	uid_lease lease;    /* the cold box's uid (user "auto") while it may run */
+	const char *ws_id;  /* the workspace asked for, or NULL */
+	ws_handle ws;       /* held (locked) while the box runs in it */
 	brig_result res;
 	char *notice;
 } run_ctx;
@@ -112,6 +115,7 @@ static int audit_outcome(run_ctx *rc, const brig_result *res, const brig_error *
 					 ? ctx->policy->images[req->language]
 					 : NULL,
 			.image_id = rc->spec ? rc->spec->image_id : NULL,
+			.workspace = rc->ws_id,
 		};
 		r = audit_append(a, &e, err);
 	}
@@ -227,6 +231,7 @@ static void fill_identity(run_ctx *rc)
 	res->runtime = xstrdup(rc->spec->runtime);
 	res->container = xstrdup(rc->spec->name);
 	res->user = xstrdup(rc->spec->user);
+	res->workspace = rc->spec->workspace ? xstrdup(rc->spec->workspace) : NULL;
 	res->notice = steal_pointer(&rc->notice);
 	memcpy(res->code_sha256, rc->sha, sizeof res->code_sha256);
 }
@@ -238,6 +243,10 @@ static void deliver(brig_result *full, brig_result *out)
 	size_t n = out->struct_size < sizeof *full ? out->struct_size : sizeof *full;
 	if (!BRIG_HAS_FIELD(out, brig_result, user))
 		free(full->user);
+	if (!BRIG_HAS_FIELD(out, brig_result, workspace_changes)) {
+		free(full->workspace);
+		free(full->workspace_changes);
+	}
 	full->struct_size = out->struct_size;
 	memcpy(out, full, n);
 	memset(full, 0, sizeof *full);
@@ -254,11 +263,16 @@ static int prepare_run(run_ctx *rc, brig_timeout_mode mode, bool cancellable, br
 		r = dispatch_select(rc->ctx, &rc->lb, &fallback, err);
 	if (r == 0)
 		reap_at_start(rc->ctx, rc->lb); /* what killed brig processes left behind */
-	if (r == 0)
+	/* in a workspace, the box is the workspace's uid; else one leased for it */
+	if (r == 0 && rc->ws_id)
+		r = ws_acquire(rc->ctx, rc->lb, rc->ws_id,
+			       rc->ctx->policy->max_timeout_seconds * 1000, &rc->ws, err);
+	else if (r == 0)
 		r = uid_lease_take(rc->ctx->policy, &rc->lease, err);
-	cleanup_free char *user = uid_lease_user(&rc->lease);
+	cleanup_free char *user = rc->ws.user ? xstrdup(rc->ws.user) : uid_lease_user(&rc->lease);
 	spec_target t = rc->lb ? dispatch_target(rc->ctx, rc->lb) : (spec_target){ 0 };
 	t.user = user;
+	t.workspace = rc->ws.user ? rc->ws.id : NULL;
 	brig_image_info image = { .struct_size = sizeof image };
 	if (r == 0)
 		image_target(rc->ctx, rc->lb, rc->req->language, &image, &t);
@@ -309,7 +323,14 @@ int brig_run(brig_ctx *ctx, const brig_request *req, const brig_run_options *opt
 	if (wait_ms == 0)
 		wait_ms = ctx->policy->max_timeout_seconds * 1000;
 
-	run_ctx rc = { .ctx = ctx, .opts = opts, .req = req, .lease = { .fd = -1 } };
+	run_ctx rc = { .ctx = ctx,
+		       .opts = opts,
+		       .req = req,
+		       .lease = { .fd = -1 },
+		       .ws = WS_HANDLE_INIT,
+		       .ws_id = opts && BRIG_HAS_FIELD(opts, brig_run_options, workspace)
+					? opts->workspace
+					: NULL };
 	rc.res.struct_size = sizeof rc.res;
 	rc.res.exit_code = -1;
 	sha256_hex(req->code, req->code_len, rc.sha);
@@ -318,17 +339,18 @@ int brig_run(brig_ctx *ctx, const brig_request *req, const brig_run_options *opt
 	if (r == 0)
 		r = audit_check(ctx, &refusal); /* a run that cannot be recorded does not start */
 	if (r == 0)
-		r = slot_take(ctx, cancel_fd, wait_ms, &refusal);
+		r = run_slot_take(ctx, cancel_fd, wait_ms, &refusal);
 	if (r < 0) {
 		rc.spec = NULL;
 		spec_free(rc.cold);
 		free(rc.notice);
 		uid_lease_release(&rc.lease);
+		ws_release(&rc.ws);
 		return refuse(&rc, r, refusal, err);
 	}
 	brig_run_control ctl = { .struct_size = sizeof ctl, .cancel_fd = cancel_fd };
 	run_box(&rc, &ctl);
-	slot_release(ctx);
+	run_slot_release(ctx);
 	fill_identity(&rc);
 	brig_error *ae = NULL;
 	int ar = audit_outcome(&rc, &rc.res, NULL, &ae);
@@ -336,6 +358,7 @@ int brig_run(brig_ctx *ctx, const brig_request *req, const brig_run_options *opt
 		pool_release(ctx->pool, rc.pooled); /* removed in the background */
 	spec_free(rc.cold);
 	uid_lease_release(&rc.lease); /* the cold box is gone (a pooled one kept its own) */
+	ws_release(&rc.ws);           /* the next call in the workspace may go */
 	deliver(&rc.res, res);
 	if (ar < 0) {
 		/* The run happened but could not be recorded: fail closed for the caller. */
@@ -351,8 +374,8 @@ int brig_run(brig_ctx *ctx, const brig_request *req, const brig_run_options *opt
 }
 
 /* The selection and the final spec `brig run` would get, without running anything. */
-static int explain_prepare(brig_ctx *ctx, const brig_request *req, loaded_backend **lb,
-			   brig_spec **spec, char **fallback, brig_error **err)
+static int explain_prepare(brig_ctx *ctx, const brig_request *req, const char *ws_id,
+			   loaded_backend **lb, brig_spec **spec, char **fallback, brig_error **err)
 {
 	if (!req || !lang_get(req->language) || !req->code)
 		return brig_fail(err, BRIG_E_USAGE, 0, "explain: no language or no code");
@@ -364,19 +387,24 @@ static int explain_prepare(brig_ctx *ctx, const brig_request *req, loaded_backen
 	if (!BE_HOOK((*lb)->be, explain))
 		return brig_fail(err, BRIG_E_UNAVAILABLE, 0, "backend %s cannot explain its runs",
 				 (*lb)->be->name);
-	/* under user "auto" an example uid of the range, leased for the moment */
+	/* under user "auto" an example uid of the range, leased for the moment; in a workspace
+	 * the workspace's own */
 	uid_lease lease = { .fd = -1 };
-	r = uid_lease_take(ctx->policy, &lease, err);
+	ws_handle ws = WS_HANDLE_INIT;
+	r = ws_id ? ws_acquire(ctx, *lb, ws_id, ctx->policy->max_timeout_seconds * 1000, &ws, err)
+		  : uid_lease_take(ctx->policy, &lease, err);
 	if (r < 0)
 		return r;
-	cleanup_free char *user = uid_lease_user(&lease);
+	cleanup_free char *user = ws.user ? xstrdup(ws.user) : uid_lease_user(&lease);
 	spec_target t = dispatch_target(ctx, *lb);
 	t.user = user;
+	t.workspace = ws.user ? ws.id : NULL;
 	brig_image_info image = { .struct_size = sizeof image };
 	image_target(ctx, *lb, req->language, &image, &t);
 	r = spec_build(ctx->policy, req, BRIG_TIMEOUT_REFUSE, &t, spec, NULL, err);
 	image_info_clear(&image);
 	uid_lease_release(&lease);
+	ws_release(&ws);
 	return r;
 }
 
@@ -394,10 +422,16 @@ static char *explain_image(const brig_spec *spec)
 
 int brig_explain(brig_ctx *ctx, const brig_request *req, char **out, brig_error **err)
 {
+	return brig_explain_in(ctx, req, NULL, out, err);
+}
+
+int brig_explain_in(brig_ctx *ctx, const brig_request *req, const char *id, char **out,
+		    brig_error **err)
+{
 	loaded_backend *lb = NULL;
 	brig_spec *spec = NULL;
 	cleanup_free char *fallback = NULL;
-	int r = explain_prepare(ctx, req, &lb, &spec, &fallback, err);
+	int r = explain_prepare(ctx, req, id, &lb, &spec, &fallback, err);
 	char *text = NULL;
 	if (r == 0 && (!lb || !spec)) {
 		(void)brig_fail(err, BRIG_E_SYSTEM, 0, "explain: no backend or no spec");
@@ -422,11 +456,17 @@ int brig_explain(brig_ctx *ctx, const brig_request *req, char **out, brig_error 
 
 json_object *brig_explain_object(brig_ctx *ctx, const brig_request *req, brig_error **err)
 {
+	return brig_explain_object_in(ctx, req, NULL, err);
+}
+
+json_object *brig_explain_object_in(brig_ctx *ctx, const brig_request *req, const char *id,
+				    brig_error **err)
+{
 	loaded_backend *lb = NULL;
 	brig_spec *spec = NULL;
 	cleanup_free char *fallback = NULL;
 	cleanup_free char *text = NULL;
-	int r = explain_prepare(ctx, req, &lb, &spec, &fallback, err);
+	int r = explain_prepare(ctx, req, id, &lb, &spec, &fallback, err);
 	if (r == 0 && (!lb || !spec)) {
 		(void)brig_fail(err, BRIG_E_SYSTEM, 0, "explain: no backend or no spec");
 		r = BRIG_E_SYSTEM;

@@ -22,6 +22,7 @@
 #include <sys/file.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "probe.h"
 #include "uids.h"
@@ -53,7 +54,9 @@ int uid_lease_take(const brig_policy *p, uid_lease *out, brig_error **err)
 		int fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
 		if (fd < 0)
 			return brig_fail(err, BRIG_E_SYSTEM, errno, "cannot open %s", path);
-		if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
+		char ws[4200];
+		snprintf(ws, sizeof ws, "%s.ws", path);
+		if (flock(fd, LOCK_EX | LOCK_NB) == 0 && access(ws, F_OK) != 0) {
 			out->uid = uid;
 			out->fd = fd;
 			return 0;
@@ -77,4 +80,44 @@ void uid_lease_release(uid_lease *l)
 char *uid_lease_user(const uid_lease *l)
 {
 	return l->uid ? xasprintf("%llu:65534", l->uid) : NULL;
+}
+
+/* DIR/uids/UID.ws, or NULL without a state directory. */
+static char *reservation_path(unsigned long long uid)
+{
+	cleanup_free char *state = cache_dir();
+	return state ? xasprintf("%s/uids/%llu.ws", state, uid) : NULL;
+}
+
+int uid_reserve_workspace(const brig_policy *p, const char *id, unsigned long long *uid,
+			  brig_error **err)
+{
+	uid_lease l = { .fd = -1 };
+	int r = uid_lease_take(p, &l, err);
+	if (r < 0)
+		return r;
+	if (!l.uid)
+		return brig_fail(err, BRIG_E_USAGE, 0, "uid_reserve_workspace: not user \"auto\"");
+	cleanup_free char *path = reservation_path(l.uid);
+	int fd = path ? open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600) : -1;
+	if (fd < 0) {
+		r = brig_fail(err, BRIG_E_SYSTEM, errno, "cannot reserve uid %llu for a workspace",
+			      l.uid);
+	} else {
+		if (write_all(fd, id, strlen(id)) < 0)
+			r = brig_fail(err, BRIG_E_SYSTEM, errno, "cannot write %s", path);
+		close(fd);
+		if (r < 0)
+			unlink(path);
+	}
+	*uid = r == 0 ? l.uid : 0;
+	uid_lease_release(&l);
+	return r;
+}
+
+void uid_unreserve_workspace(unsigned long long uid)
+{
+	cleanup_free char *path = uid ? reservation_path(uid) : NULL;
+	if (path)
+		unlink(path);
 }

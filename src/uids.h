@@ -20,4 +20,12 @@ void uid_lease_release(uid_lease *l);
  * for the policy's own user.  Caller frees. */
 char *uid_lease_user(const uid_lease *l);
 
+/* A uid of uid_range for a workspace's whole life (src/workspace.c), across brig processes:
+ * the file DIR/uids/UID.ws names the workspace, and uid_lease_take skips a uid that has one.
+ * Taken under the uid's lease, so no box holds it at that moment.  BRIG_E_BUSY when none is
+ * free. */
+int uid_reserve_workspace(const brig_policy *p, const char *id, unsigned long long *uid,
+			  brig_error **err);
+void uid_unreserve_workspace(unsigned long long uid);
+
 #endif

@@ -104,5 +104,6 @@ int cmd_doctor(int argc, char **argv);
 int cmd_gc(int argc, char **argv);
 int cmd_images(int argc, char **argv);
 int cmd_mcp(int argc, char **argv);
+int cmd_workspace(int argc, char **argv);
 
 #endif

@@ -20,6 +20,7 @@ typedef struct run_opts {
 	const char *code;
 	const char *timeout;
 	const char *file;
+	const char *workspace;
 	bool json;
 } run_opts;
 
@@ -36,6 +37,8 @@ static void run_usage(FILE *f, const char *cmd)
 		"  -t, --timeout SECS    wall-time limit; above the policy's max_timeout_seconds "
 		"is\n"
 		"                        refused (exit 2)\n"
+		"  -w, --workspace ID    run in this workspace (brig workspace create): its files\n"
+		"                        at /workspace, where the program starts\n"
 		"      --json            run: the result object as JSON on stdout; explain: the\n"
 		"                        final box as JSON (every field, the backend's rendering)\n"
 		"  -h, --help            this text\n\n" CLI_POLICY_HELP "\n"
@@ -54,6 +57,7 @@ static int parse_run_opts(int argc, char **argv, const char *cmd, run_opts *o)
 		{ "language", required_argument, NULL, 'l' },
 		{ "code", required_argument, NULL, 'c' },
 		{ "timeout", required_argument, NULL, 't' },
+		{ "workspace", required_argument, NULL, 'w' },
 		{ "json", no_argument, NULL, OPT_JSON },
 		{ "help", no_argument, NULL, 'h' },
 		CLI_POLICY_LONGOPTS,
@@ -61,7 +65,7 @@ static int parse_run_opts(int argc, char **argv, const char *cmd, run_opts *o)
 	};
 	int c;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "l:c:t:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "l:c:t:w:h", longopts, NULL)) != -1) {
 		if (cli_policy_option(&o->pol, c, optarg))
 			continue;
 		switch (c) {
@@ -73,6 +77,9 @@ static int parse_run_opts(int argc, char **argv, const char *cmd, run_opts *o)
 			break;
 		case 't':
 			o->timeout = optarg;
+			break;
+		case 'w':
+			o->workspace = optarg;
 			break;
 		case OPT_JSON:
 			o->json = cli_json = true;
@@ -271,7 +278,8 @@ int cmd_run(int argc, char **argv)
 	brig_run_options ro = { .struct_size = sizeof ro,
 				.cancel_fd = cancel_pipe[0],
 				.front_door = "cli",
-				.timeout_mode = BRIG_TIMEOUT_REFUSE };
+				.timeout_mode = BRIG_TIMEOUT_REFUSE,
+				.workspace = o.workspace };
 	brig_result res = { .struct_size = sizeof res };
 	brig_error *err = NULL;
 	r = brig_run(ctx, &req, &ro, &res, &err);
@@ -307,7 +315,7 @@ int cmd_explain(int argc, char **argv)
 	r = build_request(&o, brig_ctx_policy(ctx), &req, &code, false);
 	if (!r && o.json) {
 		brig_error *err = NULL;
-		json_object *x = brig_explain_object(ctx, &req, &err);
+		json_object *x = brig_explain_object_in(ctx, &req, o.workspace, &err);
 		if (!x)
 			r = cli_report(err);
 		else
@@ -319,7 +327,7 @@ int cmd_explain(int argc, char **argv)
 	} else if (!r) {
 		char *text = NULL;
 		brig_error *err = NULL;
-		if (brig_explain(ctx, &req, &text, &err) < 0)
+		if (brig_explain_in(ctx, &req, o.workspace, &text, &err) < 0)
 			r = cli_report(err);
 		else
 			fputs(text, stdout);

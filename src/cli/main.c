@@ -181,7 +181,9 @@ static void usage(FILE *f)
 	      "  images         the runtime images in force: IDs, contents, pins\n"
 	      "  mcp            serve the Model Context Protocol on stdio (tools run_code, "
 	      "sandbox_status)\n"
-	      "  gc             remove containers left by brig processes that no longer exist\n"
+	      "  workspace      files that live across runs: create, ls, rm, put, get, files\n"
+	      "  gc             remove containers left by brig processes that no longer exist,\n"
+	      "                 and workspaces whose idle TTL or lifetime is over\n"
 	      "  version        print the version\n\n"
 	      "`brig COMMAND --help` describes each command.  See brig(1) and brig-policy(5).\n",
 	      f);
@@ -198,9 +200,10 @@ int main(int argc, char **argv)
 		const char *name;
 		int (*fn)(int, char **);
 	} cmds[] = {
-		{ "run", cmd_run },       { "explain", cmd_explain }, { "policy", cmd_policy },
-		{ "doctor", cmd_doctor }, { "mcp", cmd_mcp },         { "gc", cmd_gc },
-		{ "images", cmd_images },
+		{ "run", cmd_run },       { "explain", cmd_explain },
+		{ "policy", cmd_policy }, { "doctor", cmd_doctor },
+		{ "mcp", cmd_mcp },       { "gc", cmd_gc },
+		{ "images", cmd_images }, { "workspace", cmd_workspace },
 	};
 	for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
 		if (strcmp(cmd, cmds[i].name) == 0)

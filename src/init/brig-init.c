@@ -19,10 +19,18 @@
  *     under gVisor an exit 2 without it is gVisor's kernel crashing (see policy/spec.c);
  *   - it reaps every orphan (PID 1's duty) and forwards SIGTERM, SIGINT and SIGHUP to the
  *     program; it installs no handler for anything else, so the program (the same uid) cannot
- *     make it die: the kernel protects a PID 1 from signals it does not handle.
+ *     make it die: the kernel protects a PID 1 from signals it does not handle;
+ *   - with --changes TAG (a box in a workspace, started in it), brig-init notes the files of its
+ *     working directory when the run begins (the header), and once the program and everything
+ *     it left are gone writes one line on stderr, "TAG ...", naming the files the run created
+ *     or changed (tree.h): nothing of the program can write after it, and brig takes the last
+ *     such line out of the output.
  *
- * Small on purpose: no allocation after start, one poll loop, argv from brig.  It is not a
- * security boundary - the box is - only the box's clock.
+ * `brig-init --workspace-tool OP ...` is not PID 1 but the program of the boxes that move files
+ * in and out of a workspace (files.c).
+ *
+ * Small on purpose: one poll loop, argv from brig, no allocation but the workspace's note.  It
+ * is not a security boundary - the box is - only the box's clock and its witness.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -39,11 +47,18 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "files.h"
+#include "tree.h"
+
 #define HEADER     "BRIG-DEADLINE "
 #define HEADER_MAX 40
 #define EXIT_USAGE 125 /* the box's machinery failed: brig reports it as sandbox_error */
 
+#define SETTLE_MS 2000 /* how long the box's last processes may take to die before the report */
+
 static const char *marker;
+static const char *changes_tag;
+static tree_snapshot *before; /* the workspace when the run began */
 static pid_t child;
 
 static void say(const char *what)
@@ -76,10 +91,30 @@ static int status_code(int st)
 	return EXIT_USAGE;
 }
 
+/* After kill_box: wait until every process of the box is gone, so that nothing writes to the
+ * workspace or to stderr after the report.  False if some did not die in time. */
+static bool settle(void)
+{
+	long long until = now_ms() + SETTLE_MS;
+	for (;;) {
+		pid_t p = waitpid(-1, NULL, WNOHANG);
+		if (p < 0 && errno == ECHILD)
+			return true;
+		if (p > 0 || (p < 0 && errno == EINTR))
+			continue;
+		if (now_ms() >= until)
+			return false;
+		struct timespec ts = { 0, 5 * 1000 * 1000 };
+		nanosleep(&ts, NULL);
+	}
+}
+
 static void finish(int st)
 {
 	kill_box(); /* what the program left behind */
 	int code = status_code(st);
+	if (changes_tag)
+		tree_report(STDERR_FILENO, changes_tag, ".", settle() ? before : NULL);
 	if (marker && code == 2) {
 		char line[512];
 		int n = snprintf(line, sizeof line, "%s\n", marker);
@@ -183,12 +218,18 @@ static void forward(int sfd)
 int main(int argc, char **argv)
 {
 	int i = 1;
+	if (argc > 1 && strcmp(argv[1], "--workspace-tool") == 0)
+		return files_main(argc - 2, argv + 2);
 	if (i + 1 < argc && strcmp(argv[i], "--marker") == 0) {
 		marker = argv[i + 1];
 		i += 2;
 	}
+	if (i + 1 < argc && strcmp(argv[i], "--changes") == 0) {
+		changes_tag = argv[i + 1];
+		i += 2;
+	}
 	if (i >= argc || strcmp(argv[i], "--") != 0 || i + 1 >= argc) {
-		say("usage: brig-init [--marker LINE] -- PROGRAM [ARG...]");
+		say("usage: brig-init [--marker LINE] [--changes TAG] -- PROGRAM [ARG...]");
 		return EXIT_USAGE;
 	}
 	char **prog = argv + i + 1;
@@ -208,6 +249,15 @@ int main(int argc, char **argv)
 	sigaddset(&mask, SIGINT);
 	sigaddset(&mask, SIGHUP);
 	sigprocmask(SIG_BLOCK, &mask, &old);
+	/* gVisor gives a PID 1 no protection from signals it does not handle (brig(1)): a write
+	 * to the program's pipe after the program stopped reading (a file tool that hit a quota,
+	 * a shell that exited before the end of its code) killed us with SIGPIPE, and the box
+	 * ended 141 instead of with the program's status.  Blocked, the write fails with EPIPE,
+	 * which relay() expects.  The program starts with `old`: SIGPIPE as it was. */
+	sigset_t pipe_mask;
+	sigemptyset(&pipe_mask);
+	sigaddset(&pipe_mask, SIGPIPE);
+	sigprocmask(SIG_BLOCK, &pipe_mask, NULL);
 	int sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
 	if (sfd < 0) {
 		say("signalfd failed");
@@ -249,6 +299,8 @@ int main(int argc, char **argv)
 			kill_box();
 			_exit(ms == -2 ? 0 : EXIT_USAGE);
 		}
+		if (ms > 0 && changes_tag)
+			before = tree_snapshot_take(".");
 		if (ms > 0)
 			deadline = now_ms() + ms;
 	}

@@ -64,6 +64,9 @@ void mcp_call_free(mcp_call *c)
 	free(c->id_key);
 	free(c->id_text);
 	free(c->code);
+	free(c->workspace);
+	if (c->args)
+		json_object_put(c->args);
 	free(c->traceparent);
 	if (c->cancel_pipe[0] >= 0)
 		close(c->cancel_pipe[0]);
@@ -182,6 +185,7 @@ static json_object *do_run(mcp_calls *calls, mcp_call *c)
 		 * it asked for without noticing. */
 		.timeout_mode = BRIG_TIMEOUT_REFUSE,
 		.traceparent = c->traceparent,
+		.workspace = c->workspace,
 	};
 	brig_result res = { .struct_size = sizeof res };
 	brig_error *err = NULL;
@@ -243,7 +247,10 @@ static void call_job_run(jobq_job *job)
 	if (!cancelled) {
 		send_progress(calls, c, 2, "%s",
 			      c->tool == MCP_TOOL_RUN_CODE ? "running" : "probing");
-		result = c->tool == MCP_TOOL_RUN_CODE ? do_run(calls, c) : do_status(calls);
+		result = c->tool == MCP_TOOL_RUN_CODE ? do_run(calls, c)
+			 : MCP_TOOL_IS_WORKSPACE(c->tool)
+				 ? mcp_ws_call(calls->cfg.ctx, c->tool, c->args)
+				 : do_status(calls);
 	}
 
 	pthread_mutex_lock(&calls->lock);
@@ -304,7 +311,10 @@ mcp_calls *mcp_calls_new(const mcp_calls_config *cfg)
 void mcp_calls_submit(mcp_calls *calls, mcp_call *c)
 {
 	const mcp_calls_config *cfg = &calls->cfg;
-	call_pool *pool = c->tool == MCP_TOOL_RUN_CODE ? &calls->runs : &calls->aux;
+	/* workspace tools start boxes: they wait with the runs */
+	call_pool *pool = c->tool == MCP_TOOL_RUN_CODE || MCP_TOOL_IS_WORKSPACE(c->tool)
+				  ? &calls->runs
+				  : &calls->aux;
 	pthread_mutex_lock(&calls->lock);
 	bool waits = pool->queued + pool->running >= pool->n_threads;
 	bool full = pool->queued >= pool->max_queued;
@@ -328,7 +338,9 @@ void mcp_calls_submit(mcp_calls *calls, mcp_call *c)
 				c->req.timeout_seconds ? c->req.timeout_seconds
 						       : cfg->lim->timeout_seconds);
 		else
-			mcp_log("call %s: sandbox_status", c->id_text);
+			mcp_log("call %s: %s", c->id_text,
+				MCP_TOOL_IS_WORKSPACE(c->tool) ? "workspace tool"
+							       : "sandbox_status");
 	}
 	/* Sent before the call is visible to the workers, so "queued" always comes first.  Only
 	 * the reader thread submits, so the capacity checked above can only have grown since. */

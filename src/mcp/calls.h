@@ -41,6 +41,8 @@ typedef struct mcp_call {
 	json_object *progress_token; /* NULL: no progress notifications */
 	brig_request req;            /* run_code: req.code points into code */
 	char *code;
+	char *workspace;   /* run_code: workspace_id, or NULL */
+	json_object *args; /* a workspace tool's arguments (checked) */
 	bool modern;       /* a 2026-07-28 request: the response is a modern result */
 	char *traceparent; /* _meta.traceparent as sent (at most 56 bytes; checked by brig_run
 			    * before it reaches the audit log), or NULL */

@@ -144,9 +144,12 @@ static void handle_tools_call(mcp_session *s, jsonrpc_msg *m)
 	 */
 	mcp_call *c = mcp_call_new((mcp_tool)tool);
 	cleanup_json json_object *empty = json_object_new_object();
-	char *bad = tool == MCP_TOOL_RUN_CODE
-			    ? mcp_run_code_args(args ? args : empty, &c->req, &c->code)
-			    : mcp_status_args(args);
+	char *bad = tool == MCP_TOOL_RUN_CODE     ? mcp_run_code_args(args ? args : empty, &c->req,
+								  &c->code, &c->workspace)
+		    : MCP_TOOL_IS_WORKSPACE(tool) ? mcp_ws_args((mcp_tool)tool, args ? args : empty)
+						  : mcp_status_args(args);
+	if (!bad && MCP_TOOL_IS_WORKSPACE(tool))
+		c->args = json_object_get(args ? args : empty);
 	if (bad) {
 		if (!s->quiet)
 			mcp_log("call %.80s: bad arguments: %s", jsonrpc_to_string(m->id, NULL),

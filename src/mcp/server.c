@@ -174,6 +174,9 @@ static size_t max_line(const mcp_options *opts, const brig_policy_limits *lim)
 	if (opts->max_line_bytes)
 		return opts->max_line_bytes;
 	size_t need = (size_t)lim->max_input_bytes * 6 + ((size_t)1 << 20);
+	/* write_file: a file of max_transfer_bytes as escaped JSON text (or base64) */
+	size_t ws = (size_t)mcp_ws_max_transfer() * 6 + ((size_t)1 << 20);
+	need = ws > need ? ws : need;
 	return need > JSONRPC_DEFAULT_MAX_LINE ? need : JSONRPC_DEFAULT_MAX_LINE;
 }
 
@@ -194,6 +197,7 @@ int mcp_serve(brig_ctx *ctx, int in_fd, int out_fd, const mcp_options *opts, bri
 	srv->ctx = ctx;
 	srv->opts = opts;
 	brig_policy_get_limits(pol, &srv->lim);
+	mcp_ws_configure(pol);
 	jsonrpc_writer_init(&srv->out, out_fd);
 	pthread_mutex_init(&srv->trim_lock, NULL);
 	mcp_calls_config cc = { .ctx = ctx,

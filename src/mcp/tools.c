@@ -18,13 +18,15 @@
 #include "lang.h"
 #include "mcp/tools.h"
 
-static const char *const tool_names[] = { "run_code", "sandbox_status" };
+static const char *const tool_names[] = { "run_code",        "sandbox_status", "create_workspace",
+					  "write_file",      "read_file",      "list_files",
+					  "delete_workspace" };
 
 int mcp_tool_lookup(const char *name)
 {
 	for (size_t i = 0; i < sizeof tool_names / sizeof tool_names[0]; i++)
 		if (name && strcmp(name, tool_names[i]) == 0)
-			return (int)i;
+			return MCP_TOOL_IS_WORKSPACE(i) && !mcp_ws_max_transfer() ? -1 : (int)i;
 	return -1;
 }
 
@@ -123,12 +125,18 @@ json_object *mcp_run_code_output_schema(void)
 		"code, once)'},"
 		"  'user':{'type':['string','null'],'description':"
 		"   'The UID:GID the code ran as (a uid of its own per box under policy user "
-		"auto)'}"
+		"auto)'},"
+		"  'workspace':{'type':['string','null'],'description':"
+		"   'The workspace the code ran in'},"
+		"  'workspace_changes':{'type':['object','null'],'description':"
+		"   'The files the run created or changed in the workspace (path, size; at most "
+		"100 listed, count says how many) and the use of its quotas: files [{path, "
+		"size}], count, used_bytes, size_bytes, used_files, max_files'}"
 		" },"
 		" 'required':['language','image','backend','runtime','exit_code','verdict',"
 		"             'stdout','stderr','timed_out','output_truncated','oom_killed',"
 		"             'duration_ms','error','notice','container','code_sha256','pooled',"
-		"             'user']}");
+		"             'user','workspace','workspace_changes']}");
 	set_languages(o);
 	return o;
 }
@@ -227,6 +235,15 @@ static json_object *run_code_tool(const brig_policy_limits *lim)
 		lim->timeout_seconds, lim->timeout_seconds, lim->max_timeout_seconds);
 	json_object *in_schema = parse_static(in);
 	set_languages(in_schema);
+	if (mcp_ws_max_transfer()) {
+		json_object *props = NULL;
+		json_object_object_get_ex(in_schema, "properties", &props);
+		json_object_object_add(
+			props, "workspace_id",
+			parse_static("{'type':'string','pattern':'^[0-9a-f]{32}$',"
+				     "'description':'Run in this workspace (create_workspace): its "
+				     "files are at /workspace, where the program starts'}"));
+	}
 	json_object_object_add(t, "inputSchema", in_schema);
 	json_object_object_add(t, "outputSchema", mcp_run_code_output_schema());
 	/* Not read-only (it runs a program), not destructive (nothing outside the throwaway
@@ -261,6 +278,7 @@ json_object *mcp_tools_json(const brig_policy_limits *lim)
 	json_object *arr = json_object_new_array();
 	json_object_array_add(arr, run_code_tool(lim));
 	json_object_array_add(arr, status_tool());
+	mcp_ws_tools_add(arr);
 	return arr;
 }
 
@@ -279,13 +297,20 @@ char *mcp_instructions(const brig_policy_limits *lim)
 
 /* ---- arguments ------------------------------------------------------------------------- */
 
-char *mcp_run_code_args(json_object *args, brig_request *req, char **code)
+char *mcp_run_code_args(json_object *args, brig_request *req, char **code, char **workspace)
 {
 	memset(req, 0, sizeof *req);
 	*code = NULL;
+	*workspace = NULL;
 	json_object_object_foreach(args, key, val)
 	{
 		(void)val;
+		if (strcmp(key, "workspace_id") == 0 && mcp_ws_max_transfer()) {
+			if (!json_object_is_type(val, json_type_string))
+				return xstrdup("Argument \"workspace_id\" must be a string: the id "
+					       "create_workspace returned.");
+			continue;
+		}
 		if (strcmp(key, "language") != 0 && strcmp(key, "code") != 0 &&
 		    strcmp(key, "timeout_seconds") != 0)
 			return xasprintf(
@@ -324,6 +349,8 @@ char *mcp_run_code_args(json_object *args, brig_request *req, char **code)
 		/* the upper bound is the policy's, checked (and audited) by brig_run */
 		timeout = d > INT_MAX ? INT_MAX : (long)d;
 	}
+	if (json_object_object_get_ex(args, "workspace_id", &v) && v)
+		*workspace = xstrdup(json_object_get_string(v));
 	*code = xstrndup(json_object_get_string(code_v), code_len);
 	req->language = (brig_language)lang;
 	req->code = *code;
@@ -373,6 +400,37 @@ static void append_stream(strbuf *sb, const char *name, const char *data, size_t
 		sb_puts(sb, "\n");
 }
 
+/* In a workspace: which files the run created or changed (read them with read_file). */
+static void workspace_text(strbuf *sb, const brig_result *r)
+{
+	if (!r->workspace)
+		return;
+	json_object *o = r->workspace_changes ? json_tokener_parse(r->workspace_changes) : NULL;
+	json_object *files = NULL, *count = NULL;
+	if (!json_object_object_get_ex(o, "files", &files) ||
+	    !json_object_object_get_ex(o, "count", &count)) {
+		sb_printf(sb, "\nWorkspace %s (list_files shows its files).", r->workspace);
+		json_object_put(o);
+		return;
+	}
+	size_t n = json_object_array_length(files);
+	sb_printf(sb, "\nWorkspace %s: %s", r->workspace,
+		  n ? "files created or changed by this run: " : "no file created or changed.");
+	for (size_t i = 0; i < n; i++) {
+		json_object *f = json_object_array_get_idx(files, i), *p = NULL, *s = NULL;
+		json_object_object_get_ex(f, "path", &p);
+		json_object_object_get_ex(f, "size", &s);
+		cleanup_free char *path = utf8_visible(json_object_get_string(p),
+						       (size_t)json_object_get_string_len(p), NULL);
+		sb_printf(sb, "%s%s (%lld bytes)", i ? ", " : "", path,
+			  (long long)json_object_get_int64(s));
+	}
+	if ((int64_t)n < json_object_get_int64(count))
+		sb_printf(sb, " and %lld more",
+			  (long long)(json_object_get_int64(count) - (int64_t)n));
+	json_object_put(o);
+}
+
 /* One sentence the model can act on, then the facts, then the output. */
 static char *run_text(const brig_result *r, const brig_policy_limits *lim, int timeout)
 {
@@ -414,6 +472,7 @@ static char *run_text(const brig_result *r, const brig_policy_limits *lim, int t
 		sb_printf(&sb, "\nNote: %s", r->notice);
 	if (r->output_truncated && r->verdict != BRIG_VERDICT_OUTPUT_LIMIT)
 		sb_puts(&sb, "\nThe output was truncated.");
+	workspace_text(&sb, r);
 	sb_puts(&sb, "\n");
 	append_stream(&sb, "stdout", r->stdout_data, r->stdout_len);
 	append_stream(&sb, "stderr", r->stderr_data, r->stderr_len);

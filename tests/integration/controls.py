@@ -857,6 +857,16 @@ def test_program_exit_2_is_error():
     assert r["verdict"] == "error" and r["exit_code"] == 2 and r["stderr"] == "partial", r
 
 
+def test_program_stops_reading_its_code():
+    """A program that exits before it has read all of its code ends with its own status: under
+    gVisor, whose PID 1 has no signal protection, brig-init's next write to the program's pipe
+    used to kill it with SIGPIPE (the box ended 141)."""
+    pol = policy_file(max_input_bytes=1048576)
+    code = "exit 3\n" + "# padding past the pipe's 64 KiB\n" * 16384
+    r = brig("--policy", pol, code=code, lang="shell")
+    assert r["verdict"] == "error" and r["exit_code"] == 3, r
+
+
 def policy_file(**keys):
     """A policy file with these keys (removed at exit); for docker-cli with the operator's
     opt-out of masked paths, which the docker CLI cannot set (as brigtest's default policy)."""
@@ -1076,6 +1086,7 @@ if __name__ == "__main__":
         test_kernel_is_the_backends,
         test_unshare_user_namespace_refused,
         test_program_exit_2_is_error,
+        test_program_stops_reading_its_code,
         test_single_big_write_complete,
         test_gvisor_unavailable_fails_closed,
         test_gvisor_impostor_refused,

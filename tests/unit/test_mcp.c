@@ -18,6 +18,7 @@
 #include "mcp/era.h"
 #include "mcp/jsonrpc.h"
 #include "mcp/server.h"
+#include "mcp/tools.h"
 
 /* ---- a tiny JSON Schema checker (the keywords our schemas use) --------------------------- */
 
@@ -538,6 +539,67 @@ static void test_lifecycle(void)
 		json_object_put(r);
 		client_stop(&c);
 	}
+}
+
+/* The workspace tools exist only when the policy turns workspaces on; run_code then takes a
+ * workspace_id; a call's bad arguments are the model's to fix (isError, nothing ran). */
+static void test_workspace_tools_list(void)
+{
+	client c;
+	client_start(&c, NULL, 0, 0);
+	init_session(&c);
+	json_object *r =
+		call(&c, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\",\"params\":{}}");
+	CU_ASSERT_EQUAL(json_object_array_length(path(r, "result.tools")), 2);
+	CU_ASSERT_PTR_NULL(path(r, "result.tools.0.inputSchema.properties.workspace_id"));
+	json_object_put(r);
+	r = call(&c, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":"
+		     "{\"name\":\"create_workspace\",\"arguments\":{}}}");
+	CU_ASSERT_PTR_NOT_NULL(path(r, "error")); /* no such tool */
+	json_object_put(r);
+	client_stop(&c);
+
+	static const char *const on[] = { "workspaces.enabled", "true",
+					  "workspaces.max_transfer_bytes", "5000", NULL };
+	client_start(&c, on, 0, 0);
+	init_session(&c);
+	r = call(&c, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\",\"params\":{}}");
+	json_object *tools = path(r, "result.tools");
+	CU_ASSERT_EQUAL_FATAL(json_object_array_length(tools), 7);
+	static const char *const names[] = { "run_code",         "sandbox_status",
+					     "create_workspace", "write_file",
+					     "read_file",        "list_files",
+					     "delete_workspace" };
+	for (size_t i = 0; i < 7; i++) {
+		char k[32];
+		snprintf(k, sizeof k, "%zu.name", i);
+		CU_ASSERT_STRING_EQUAL(pstr(tools, k), names[i]);
+		snprintf(k, sizeof k, "%zu.inputSchema.type", i);
+		CU_ASSERT_STRING_EQUAL(pstr(tools, k), "object");
+	}
+	CU_ASSERT_STRING_EQUAL(pstr(tools, "0.inputSchema.properties.workspace_id.type"), "string");
+	CU_ASSERT_TRUE(pbool(tools, "6.annotations.destructiveHint"));
+	CU_ASSERT_TRUE(pbool(tools, "4.annotations.readOnlyHint"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(pstr(tools, "3.description"), "5000 bytes"));
+	json_object_put(r);
+	r = call(&c, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":"
+		     "{\"name\":\"write_file\",\"arguments\":{\"workspace_id\":\"x\","
+		     "\"path\":\"a\",\"content\":\"b\",\"mode\":\"0777\"}}}");
+	CU_ASSERT_TRUE(pbool(r, "result.isError"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(pstr(r, "result.content.0.text"), "Unknown argument"));
+	json_object_put(r);
+	r = call(&c, "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/call\",\"params\":"
+		     "{\"name\":\"read_file\",\"arguments\":{\"workspace_id\":\"x\"}}}");
+	CU_ASSERT_TRUE(pbool(r, "result.isError"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(pstr(r, "result.content.0.text"), "Missing argument"));
+	json_object_put(r);
+	r = call(&c, "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"tools/call\",\"params\":"
+		     "{\"name\":\"write_file\",\"arguments\":{\"workspace_id\":\"x\","
+		     "\"path\":\"a\",\"content\":\"b\",\"encoding\":\"hex\"}}}");
+	CU_ASSERT_PTR_NOT_NULL(strstr(pstr(r, "result.content.0.text"), "encoding"));
+	json_object_put(r);
+	client_stop(&c);
+	mcp_ws_configure(NULL); /* the next tests see the defaults */
 }
 
 static void test_tools_list(void)
@@ -1397,6 +1459,7 @@ static void test_schema_matches_result(void)
 static CU_TestInfo tests[] = {
 	{ "lifecycle: ping, initialize, versions, -32002", test_lifecycle },
 	{ "tools/list: schemas and annotations from the policy", test_tools_list },
+	{ "workspace tools: offered only when on, arguments checked", test_workspace_tools_list },
 	{ "protocol errors and ids, the server survives", test_protocol_errors },
 	{ "bad arguments are isError results", test_bad_arguments },
 	{ "run results and sandbox_status", test_run_results },

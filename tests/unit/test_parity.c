@@ -21,6 +21,9 @@ typedef struct rendered {
 	json_object *hc;
 } rendered;
 
+#define WS_ID "0123456789abcdef0123456789abcdef"
+static const char *render_workspace; /* the next render()'s box works in this workspace */
+
 static void render_image(const char *policy_json, brig_language lang, int isolation,
 			 const char *runtime, const brig_image_info *image, rendered *r)
 {
@@ -37,7 +40,8 @@ static void render_image(const char *policy_json, brig_language lang, int isolat
 			  .isolation = isolation,
 			  .init = "/usr/lib/brig/brig-init",
 			  .user = "2000000000:65534",
-			  .image = image };
+			  .image = image,
+			  .workspace = render_workspace };
 	CU_ASSERT_EQUAL_FATAL(spec_build(p, &req, BRIG_TIMEOUT_REFUSE, &t, &r->spec, &notice, &err),
 			      0);
 	free(notice);
@@ -361,7 +365,100 @@ static void test_image_id(void)
 	release(&r);
 }
 
+/* The workspace's mount, label and working directory, the same in both renderings, under runc
+ * and gVisor; the spec names the workspace; the volume is mounted without the engine's copy. */
+static void check_workspace(rendered *r)
+{
+	check_same(r);
+	CU_ASSERT_STRING_EQUAL(r->spec->workspace, WS_ID);
+	CU_ASSERT_STRING_EQUAL(r->spec->workdir, "/workspace");
+	CU_ASSERT_STRING_EQUAL(flag1(r->argv, "--workdir"), "/workspace");
+	const char *mv[8];
+	CU_ASSERT_EQUAL_FATAL(flag_values(r->argv, "--mount", mv, 8), 2);
+	CU_ASSERT_STRING_EQUAL(mv[1], "type=volume,source=brig-ws-" WS_ID
+				      ",target=/workspace,volume-nocopy");
+	json_object *mounts = NULL, *vo = NULL, *nc = NULL, *labels = NULL, *l = NULL;
+	CU_ASSERT_FATAL(json_object_object_get_ex(r->hc, "Mounts", &mounts));
+	json_object *m = json_object_array_get_idx(mounts, 1);
+	CU_ASSERT_STRING_EQUAL(jstr(m, "Type"), "volume");
+	CU_ASSERT_STRING_EQUAL(jstr(m, "Source"), "brig-ws-" WS_ID);
+	CU_ASSERT_FALSE(jbool(m, "ReadOnly"));
+	CU_ASSERT_FATAL(json_object_object_get_ex(m, "VolumeOptions", &vo) &&
+			json_object_object_get_ex(vo, "NoCopy", &nc));
+	CU_ASSERT_TRUE(json_object_get_boolean(nc));
+	CU_ASSERT_FATAL(json_object_object_get_ex(r->body, "Labels", &labels));
+	CU_ASSERT_FATAL(json_object_object_get_ex(labels, "brig.workspace", &l));
+	CU_ASSERT_STRING_EQUAL(json_object_get_string(l), WS_ID);
+	json_object *j = spec_to_json(r->spec), *w = NULL;
+	CU_ASSERT(json_object_object_get_ex(j, "workspace", &w) &&
+		  strcmp(json_object_get_string(w), WS_ID) == 0);
+	json_object_put(j);
+}
+
+static void test_workspace(void)
+{
+	rendered r;
+	render_workspace = WS_ID;
+	render(NULL, BRIG_LANG_PYTHON, BRIG_ISOLATION_CONTAINER, "runc", &r);
+	check_workspace(&r);
+	release(&r);
+	render(NULL, BRIG_LANG_SHELL, BRIG_ISOLATION_GVISOR, "runsc-seccomp", &r);
+	check_workspace(&r);
+	release(&r);
+	render_workspace = NULL;
+	/* no workspace: no volume, no label, /tmp */
+	render(NULL, BRIG_LANG_PYTHON, BRIG_ISOLATION_CONTAINER, "runc", &r);
+	CU_ASSERT_PTR_NULL(r.spec->workspace);
+	CU_ASSERT_STRING_EQUAL(flag1(r.argv, "--workdir"), "/tmp");
+	release(&r);
+}
+
+/* The holder and the file tool's box are specs like any other: the same in both renderings. */
+static void test_workspace_holder_and_tool(void)
+{
+	brig_policy *p = brig_policy_new_default();
+	brig_error *err = NULL;
+	spec_target t = { .runtime = "runsc-seccomp",
+			  .isolation = BRIG_ISOLATION_GVISOR,
+			  .init = "/usr/lib/brig/brig-init",
+			  .user = "2000000000:65534",
+			  .install = "00112233aabbccdd",
+			  .workspace = WS_ID };
+	rendered r = { 0 };
+	CU_ASSERT_EQUAL_FATAL(spec_build_holder(p, &t, WS_ID, 600, &r.spec, &err), 0);
+	r.argv = cli_render_argv(r.spec, "/usr/bin/docker", "/tmp/p.json");
+	r.body = dock_create_body(r.spec, true);
+	CU_ASSERT_FATAL(json_object_object_get_ex(r.body, "HostConfig", &r.hc));
+	check_same(&r);
+	CU_ASSERT_STRING_EQUAL(r.spec->name, "brig-wsh-" WS_ID);
+	CU_ASSERT_STRING_EQUAL(r.spec->runtime, "runc"); /* runs nothing of the agent's */
+	CU_ASSERT_STRING_EQUAL(r.spec->argv[0], "sleep");
+	CU_ASSERT_STRING_EQUAL(r.spec->argv[1], "600");
+	CU_ASSERT_EQUAL(r.spec->memory_bytes, 16 * 1024 * 1024);
+	CU_ASSERT_STRING_EQUAL(flag1(r.argv, "--mount"),
+			       "type=volume,source=brig-ws-" WS_ID ",target=/workspace,readonly,"
+			       "volume-nocopy");
+	for (char **l = r.spec->labels; *l; l++) /* outlives its brig: no owner */
+		CU_ASSERT(strncmp(*l, "brig.owner=", 11) != 0);
+	release(&r);
+	static const char *const tool[] = { "get", "a.txt", "100", NULL };
+	CU_ASSERT_EQUAL_FATAL(spec_build_tool(p, &t, tool, "", 0, &r.spec, &err), 0);
+	r.argv = cli_render_argv(r.spec, "/usr/bin/docker", "/tmp/p.json");
+	r.body = dock_create_body(r.spec, true);
+	CU_ASSERT_FATAL(json_object_object_get_ex(r.body, "HostConfig", &r.hc));
+	check_workspace(&r);
+	size_t n = strv_len(r.spec->argv);
+	CU_ASSERT_STRING_EQUAL(r.spec->argv[n - 4], "--workspace-tool");
+	CU_ASSERT_STRING_EQUAL(r.spec->argv[n - 5], "/.brig-init");
+	CU_ASSERT_STRING_EQUAL(r.spec->argv[n - 1], "100");
+	CU_ASSERT(r.spec->output_limit >= (size_t)p->ws.max_transfer_bytes);
+	release(&r);
+	brig_policy_free(p);
+}
+
 static CU_TestInfo tests[] = {
+	{ "workspace box: mount, label, workdir", test_workspace },
+	{ "workspace holder and file tool boxes", test_workspace_holder_and_tool },
 	{ "default python spec: CLI argv == API body", test_default_python },
 	{ "every language", test_every_language },
 	{ "custom limits, network on", test_custom_limits_and_network },

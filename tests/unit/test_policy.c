@@ -2026,6 +2026,144 @@ static void test_warm_pool_keys(void)
 	brig_policy_free(p);
 }
 
+/* the "workspaces" object: defaults, each member's range, types, unknown members, the
+ * cross-field rules, the JSON form and overrides (a looser one is flagged) */
+static void ws_edges(const char *member, long min, long max, const char *extra)
+{
+	for (int i = 0; i < 4; i++) {
+		long v = i == 0 ? min : i == 1 ? max : i == 2 ? min - 1 : max + 1;
+		cleanup_free char *json =
+			xasprintf("{\"workspaces\": {%s\"%s\": %ld}}", extra, member, v);
+		if (i < 2) {
+			brig_policy *p = load_ok(json);
+			json_object *w = policy_get(p, "workspaces"), *x = NULL;
+			CU_ASSERT_TRUE(json_object_object_get_ex(w, member, &x));
+			CU_ASSERT_EQUAL(json_object_get_int64(x), v);
+			json_object_put(w);
+			brig_policy_free(p);
+			continue;
+		}
+		cleanup_free char *prefix =
+			xasprintf(ORIGIN ": workspaces.%s: %ld is out of range (%ld..%ld)", member,
+				  v, min, max);
+		load_fails(json, prefix, NULL);
+	}
+}
+
+static void test_workspace_keys(void)
+{
+	brig_policy *p = brig_policy_new_default();
+	CU_ASSERT_FALSE(p->ws.enabled);
+	CU_ASSERT_EQUAL(p->ws.max_count, 4);
+	CU_ASSERT_EQUAL(p->ws.size_mb, 64);
+	CU_ASSERT_EQUAL(p->ws.max_files, 4096);
+	CU_ASSERT_EQUAL(p->ws.idle_ttl_seconds, 1800);
+	CU_ASSERT_EQUAL(p->ws.max_lifetime_seconds, 14400);
+	CU_ASSERT_EQUAL(p->ws.max_transfer_bytes, 8L * 1024 * 1024);
+	json_object *w = policy_get(p, "workspaces"), *x = NULL;
+	CU_ASSERT_TRUE(json_object_object_get_ex(w, "enabled", &x));
+	CU_ASSERT_FALSE(json_object_get_boolean(x));
+	CU_ASSERT_EQUAL(json_object_object_length(w), 7);
+	json_object_put(w);
+	ws_edges("max_count", 1, POLICY_WS_COUNT_MAX, "\"size_mb\": 1, ");
+	ws_edges("size_mb", 1, POLICY_WS_SIZE_MB_MAX, "\"max_count\": 1, ");
+	ws_edges("max_files", POLICY_WS_FILES_MIN, POLICY_WS_FILES_MAX, "");
+	ws_edges("idle_ttl_seconds", POLICY_WS_TTL_MIN, POLICY_WS_LIFETIME_MAX,
+		 "\"max_lifetime_seconds\": 2592000, ");
+	ws_edges("max_lifetime_seconds", POLICY_WS_TTL_MIN, POLICY_WS_LIFETIME_MAX,
+		 "\"idle_ttl_seconds\": 10, ");
+	ws_edges("max_transfer_bytes", 1, POLICY_WS_TRANSFER_MAX, "");
+	load_fails("{\"workspaces\": {\"enabled\": 1}}",
+		   ORIGIN ": workspaces.enabled: expected true or false", NULL);
+	load_fails("{\"workspaces\": {\"size\": 1}}", ORIGIN ": workspaces.size: unknown key",
+		   NULL);
+	load_fails("{\"workspaces\": true}", ORIGIN ": workspaces: expected an object", NULL);
+	/* a member is not a top-level key */
+	load_fails("{\"workspaces.size_mb\": 8}", ORIGIN ": workspaces.size_mb: unknown key", NULL);
+	load_fails("{\"workspaces\": {\"idle_ttl_seconds\": 600, \"max_lifetime_seconds\": 300}}",
+		   ORIGIN ": workspaces.idle_ttl_seconds: 600 is above", NULL);
+	load_fails("{\"workspaces\": {\"size_mb\": 4096, \"max_count\": 8}}",
+		   ORIGIN ": workspaces.size_mb: 4096 MiB x workspaces.max_count 8",
+		   "tmpfs is RAM");
+	brig_policy *q = load_ok("{\"workspaces\": {\"enabled\": true, \"size_mb\": 8}}");
+	CU_ASSERT_TRUE(q->ws.enabled);
+	CU_ASSERT_EQUAL(q->ws.size_mb, 8);
+	CU_ASSERT_EQUAL(q->ws.max_files, 4096); /* the rest stays default */
+	brig_policy_free(q);
+	/* overrides: more of anything is looser; turning them on is looser */
+	override_ok(p, "workspaces.enabled", "true", true);
+	override_ok(p, "workspaces.size_mb", "16", false);
+	override_ok(p, "workspaces.size_mb", "128", true);
+	override_ok(p, "workspaces.max_transfer_bytes", "1024", false);
+	override_ok(p, "workspaces.enabled", "false", false);
+	brig_error *err = NULL;
+	CU_ASSERT_EQUAL(brig_policy_override(p, "workspaces.idle_ttl_seconds", "99999", NULL, &err),
+			BRIG_E_POLICY);
+	CU_ASSERT_PTR_NOT_NULL(err);
+	brig_error_free(err);
+	brig_policy *c = brig_policy_copy(p);
+	CU_ASSERT_EQUAL(c->ws.size_mb, 128);
+	brig_policy_free(c);
+	brig_policy_free(p);
+}
+
+/* A box in a workspace: brig-init's change line (after --changes TAG, TAG made from the box's
+ * name, after --marker under gVisor) becomes workspace_changes and leaves stderr; the tool's
+ * box has no change line. */
+static void test_workspace_changes(void)
+{
+	static const char id[] = "00112233445566778899aabbccddeeff";
+	brig_policy *p = brig_policy_new_default();
+	brig_request req = { .language = BRIG_LANG_SHELL, .code = "", .code_len = 0 };
+	for (int iso = BRIG_ISOLATION_CONTAINER; iso <= BRIG_ISOLATION_GVISOR; iso++) {
+		spec_target t = { .runtime = iso == BRIG_ISOLATION_GVISOR ? "runsc" : "runc",
+				  .isolation = iso,
+				  .init = TEST_INIT,
+				  .user = TEST_USER,
+				  .workspace = id };
+		brig_spec *s = NULL;
+		brig_error *err = NULL;
+		CU_ASSERT_EQUAL_FATAL(spec_build(p, &req, BRIG_TIMEOUT_REFUSE, &t, &s, NULL, &err),
+				      0);
+		size_t k = iso == BRIG_ISOLATION_GVISOR ? 3 : 1;
+		CU_ASSERT_STRING_EQUAL(s->argv[k], "--changes");
+		cleanup_free char *tag = xasprintf("%s:changes", s->name);
+		CU_ASSERT_STRING_EQUAL(s->argv[k + 1], tag);
+		CU_ASSERT_STRING_EQUAL(s->argv[k + 2], "--");
+		CU_ASSERT(s->max_output_bytes >= s->output_limit + 16384);
+		cleanup_free char *err_text =
+			xasprintf("warn\n%s 8192 4194304 3 50 2 5:a.txt 7:d/b%%20c\n", tag);
+		brig_result r = finish(s, 0, "out", err_text, false);
+		CU_ASSERT_STRING_EQUAL(r.stderr_data, "warn\n");
+		CU_ASSERT_PTR_NOT_NULL_FATAL(r.workspace_changes);
+		json_object *o = json_tokener_parse(r.workspace_changes), *v = NULL;
+		CU_ASSERT(json_object_object_get_ex(o, "count", &v) && json_object_get_int(v) == 2);
+		CU_ASSERT(json_object_object_get_ex(o, "max_files", &v) &&
+			  json_object_get_int(v) == 50);
+		CU_ASSERT_FATAL(json_object_object_get_ex(o, "files", &v) &&
+				json_object_array_length(v) == 2);
+		json_object *f = json_object_array_get_idx(v, 1), *x = NULL;
+		CU_ASSERT(json_object_object_get_ex(f, "path", &x) &&
+			  strcmp(json_object_get_string(x), "d/b c") == 0);
+		json_object_put(o);
+		brig_result_clear(&r);
+		/* "TAG ?": could not be told; a line the program printed that looks like one but
+		 * is not last is the program's own */
+		cleanup_free char *q = xasprintf("%s ?\n", tag);
+		r = finish(s, 0, "", q, false);
+		CU_ASSERT_PTR_NULL(r.workspace_changes);
+		CU_ASSERT_EQUAL(r.stderr_len, 0);
+		brig_result_clear(&r);
+		spec_free(s);
+		static const char *const tool[] = { "list", "10", NULL };
+		CU_ASSERT_EQUAL_FATAL(spec_build_tool(p, &t, tool, "", 0, &s, &err), 0);
+		for (char **a = s->argv; *a; a++)
+			CU_ASSERT_STRING_NOT_EQUAL(*a, "--changes");
+		spec_free(s);
+	}
+	brig_policy_free(p);
+}
+
 static void test_spec_same_box(void)
 {
 	const spec_target runc = { .runtime = "runc",
@@ -2230,8 +2368,10 @@ static CU_TestInfo tests[] = {
 	{ "random names", test_random_names },
 	{ "parse /proc stat starttime", test_parse_starttime },
 	{ "warm pool keys: defaults, edges, types, overrides", test_warm_pool_keys },
+	{ "workspace keys: defaults, edges, types, rules, overrides", test_workspace_keys },
 	{ "spec_same_box", test_spec_same_box },
 	{ "spec: the image ID and its pin", test_spec_image_id },
+	{ "workspace box: the run's change line", test_workspace_changes },
 	{ "spec: the gVisor box is final (wrapper, env, slack)", test_spec_gvisor_final_box },
 	{ "outcome -> result: verdicts, marker, cap", test_finish_outcome },
 	CU_TEST_INFO_NULL,
