@@ -138,8 +138,12 @@ static void step_run(jobq_job *job);
 static void step_drop(jobq_job *job);
 
 /* Queue a step to start at once (at = 0) or not before `at`.  Locked. */
+static void cancel_timer(brig_pool *p);
+
 static void submit_step(brig_pool *p, int64_t at)
 {
+	if (at)
+		cancel_timer(p); /* one queued timer at most: the earliest wake-up */
 	pool_step *st = xcalloc(1, sizeof *st);
 	st->p = p;
 	st->job.run = step_run;
@@ -158,6 +162,17 @@ static void submit_step(brig_pool *p, int64_t at)
 	} else {
 		p->steps_queued++;
 	}
+}
+
+/* Take the queued timer step out (a running one ends by itself).  Locked. */
+static void cancel_timer(brig_pool *p)
+{
+	if (p->timer && jobq_cancel(p->q, &p->timer->job)) {
+		free(p->timer);
+		p->steps--;
+	}
+	p->timer = NULL;
+	p->timer_at = 0;
 }
 
 /* There is work (a removal, a refill, a changed budget): a queued step will see it; queue one
@@ -343,16 +358,23 @@ static void step_done(brig_pool *p)
 	pthread_cond_broadcast(&p->changed);
 }
 
-static void step_run(jobq_job *job)
+/* A step leaves the queue, to run or dropped: its pool, locked; the step is freed. */
+static brig_pool *step_dequeued(jobq_job *job)
 {
 	pool_step *st = (pool_step *)job;
 	brig_pool *p = st->p;
 	pthread_mutex_lock(&p->lock);
-	if (p->timer == st)
-		p->timer = NULL, p->timer_at = 0;
-	else
+	if (!job->not_before)
 		p->steps_queued--;
+	else if (p->timer == st)
+		p->timer = NULL, p->timer_at = 0;
 	free(st);
+	return p;
+}
+
+static void step_run(jobq_job *job)
+{
+	brig_pool *p = step_dequeued(job);
 	for (;;) {
 		if (p->removals) {
 			remove_one(p);
@@ -383,16 +405,9 @@ static void step_run(jobq_job *job)
  * queued then). */
 static void step_drop(jobq_job *job)
 {
-	pool_step *st = (pool_step *)job;
-	brig_pool *p = st->p;
-	pthread_mutex_lock(&p->lock);
-	if (p->timer == st)
-		p->timer = NULL, p->timer_at = 0;
-	else
-		p->steps_queued--;
+	brig_pool *p = step_dequeued(job);
 	step_done(p);
 	pthread_mutex_unlock(&p->lock);
-	free(st);
 }
 
 /* ---- the API ------------------------------------------------------------------------------ */
@@ -440,12 +455,7 @@ void pool_free(brig_pool *p)
 	p->stopping = true;
 	for (int l = 0; l < BRIG_LANG_COUNT; l++)
 		drain(p, l);
-	/* the step waiting for a backoff to end has nothing left to do */
-	if (p->timer && jobq_cancel(p->q, &p->timer->job)) {
-		free(p->timer);
-		p->timer = NULL;
-		p->steps--;
-	}
+	cancel_timer(p); /* the step waiting for a backoff to end has nothing left to do */
 	/* The engine removes containers in parallel well (a runsc sandbox takes ~1 s to stop):
 	 * every idle container at once, not steps-at-a-time, keeps the shutdown prompt.  No
 	 * step starts a container any more; the running ones remove what they started. */
