@@ -12,6 +12,7 @@
 #include <malloc.h> /* malloc_trim */
 #endif
 #include <pthread.h>
+#include <stdio.h>
 
 #include "jobq.h"
 #include "util.h"
@@ -29,7 +30,8 @@ typedef struct slot {
 } slot;
 
 struct jobq {
-	jobq_config cfg;
+	jobq_config cfg; /* cfg.name is not kept: name is the queue's own copy */
+	char name[16];
 	pthread_mutex_t lock;
 	pthread_cond_t work; /* on CLOCK_MONOTONIC (now_ms) */
 	jobq_job *head, *tail;
@@ -43,6 +45,9 @@ jobq *jobq_new(const jobq_config *cfg)
 {
 	jobq *q = xcalloc(1, sizeof *q);
 	q->cfg = *cfg;
+	q->cfg.name = NULL;
+	if (cfg->name)
+		snprintf(q->name, sizeof q->name, "%s", cfg->name); /* a thread name's 15 bytes */
 	if (q->cfg.max_workers < 1)
 		q->cfg.max_workers = 1;
 	q->slots = xcalloc((size_t)q->cfg.max_workers, sizeof *q->slots);
@@ -78,8 +83,8 @@ static void *worker_main(void *arg)
 	slot *s = arg;
 	jobq *q = s->q;
 	int64_t idle_since = 0;
-	if (q->cfg.name)
-		pthread_setname_np(pthread_self(), q->cfg.name); /* ps -L, gdb; 15 bytes at most */
+	if (q->name[0])
+		pthread_setname_np(pthread_self(), q->name); /* ps -L, gdb */
 	pthread_mutex_lock(&q->lock);
 	for (;;) {
 		int64_t now = now_ms(), wake_at;

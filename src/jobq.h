@@ -29,7 +29,7 @@ struct jobq_job {
 };
 
 typedef struct jobq_config {
-	const char *name; /* the workers' thread name (15 bytes at most) */
+	const char *name; /* the workers' thread name (copied; 15 bytes are kept) */
 	int max_workers;  /* >= 1 */
 	size_t stack;     /* a worker's stack size; 0: the default */
 	int idle_ms;      /* a worker with nothing due for this long exits */

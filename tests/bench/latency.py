@@ -10,6 +10,8 @@ within one run mean anything): each round runs every row once, in a shuffled ord
   mcp docker-api cold   a run_code call to one long-lived `brig mcp`, warm_pool 0
   mcp docker-api warm   the same with the warm pool: before each timed call the pool is full
                         and idle, so the row measures "a warm container is available"
+  mcp docker-api ws     a run_code call in an active workspace (made once by create_workspace
+                        and passed as workspace_id to every call), warm_pool 0
   (+ the same runsc rows when the gvisor backend is available)
 
 The MCP rows time the request from the client's write to the response's arrival.  The warm
@@ -112,17 +114,26 @@ def brig_row(backend, lang):
 class McpRow:
     """One long-lived `brig mcp`; with warm > 0 every timed call finds a full, quiet pool."""
 
-    def __init__(self, backend, lang, warm, tmp):
+    def __init__(self, backend, lang, warm, tmp, workspace=False):
         self.lang, self.warm, self.backend = lang, warm, backend
-        policy = os.path.join(tmp, f"policy-{backend}-{warm}.json")
+        name = f"{backend}-{warm}{'-ws' if workspace else ''}"
+        policy = os.path.join(tmp, f"policy-{name}.json")
         with open(policy, "w") as f:
-            json.dump({"backend": backend, "warm_pool": warm}, f)
+            json.dump({"backend": backend, "warm_pool": warm,
+                       "workspaces": {"enabled": workspace}}, f)
         env = dict(ENV)
-        self.log = os.path.join(tmp, f"mcp-{backend}-{warm}.log")
+        self.log = os.path.join(tmp, f"mcp-{name}.log")
         if warm:
             env["BRIG_DEBUG"] = "1"
+        if workspace:  # the workspaces' state files in a directory of this run's own
+            env["BRIG_CACHE_DIR"] = os.path.join(tmp, f"cache-{name}")
+            os.makedirs(env["BRIG_CACHE_DIR"], mode=0o700)
         self.srv = Mcp([BRIG, "mcp", "-q", "--policy", policy], env=env, stderr=open(self.log, "w"))
         self.pooled = 0
+        self.workspace = None
+        if workspace:
+            r = self.srv.request("tools/call", {"name": "create_workspace", "arguments": {}})
+            self.workspace = structured(r)["id"]
 
     def ready(self):
         end = time.monotonic() + 60
@@ -137,18 +148,25 @@ class McpRow:
     def __call__(self, code):
         self.ready()
         t0 = time.perf_counter()
-        r = self.srv.request("tools/call", {"name": "run_code", "arguments": {
-            "language": self.lang, "code": code.decode()}})
+        args = {"language": self.lang, "code": code.decode()}
+        if self.workspace:
+            args["workspace_id"] = self.workspace
+        r = self.srv.request("tools/call", {"name": "run_code", "arguments": args})
         dt = (time.perf_counter() - t0) * 1000
         sc = structured(r)
         if sc["verdict"] != "success" or sc["stdout"].strip() != "1":
             raise RuntimeError(f"{sc}")
+        if sc.get("workspace") != self.workspace:
+            raise RuntimeError(f"workspace={sc.get('workspace')}, not {self.workspace}")
         if bool(sc["pooled"]) != bool(self.warm):
             raise RuntimeError(f"pooled={sc['pooled']} with warm_pool {self.warm}")
         self.pooled += sc["pooled"]
         return dt
 
     def close(self):
+        if self.workspace:
+            self.srv.request("tools/call", {"name": "delete_workspace",
+                                            "arguments": {"workspace_id": self.workspace}})
         self.srv.close()
 
 
@@ -217,9 +235,11 @@ def main():
     if "docker-api" in avail:
         if want("brig docker-api"):
             rows["brig docker-api"] = brig_row("docker-api", lang)
-        for warm, label in ((0, "mcp docker-api cold"), (2, "mcp docker-api warm")):
+        for warm, label, ws in ((0, "mcp docker-api cold", False),
+                                (2, "mcp docker-api warm", False),
+                                (0, "mcp docker-api ws", True)):
             if want(label):
-                rows[label] = McpRow("docker-api", lang, warm, tmp)
+                rows[label] = McpRow("docker-api", lang, warm, tmp, ws)
                 mcp_rows.append((label, rows[label]))
     if "gvisor" in avail:
         runtime = avail["gvisor"].get("runtime") or "runsc"
@@ -228,9 +248,10 @@ def main():
                 argv, runtime, seccomp_file(tmp, "gvisor") if has_profile else None)
         if want("brig gvisor"):
             rows["brig gvisor"] = brig_row("gvisor", lang)
-        for warm, label in ((0, "mcp gvisor cold"), (2, "mcp gvisor warm")):
+        for warm, label, ws in ((0, "mcp gvisor cold", False), (2, "mcp gvisor warm", False),
+                                (0, "mcp gvisor ws", True)):
             if want(label):
-                rows[label] = McpRow("gvisor", lang, warm, tmp)
+                rows[label] = McpRow("gvisor", lang, warm, tmp, ws)
                 mcp_rows.append((label, rows[label]))
     times = {k: [] for k in rows}
     code = CODE[lang].encode()

@@ -2,7 +2,8 @@
 # `brig mcp` end to end with an official MCP TypeScript SDK client against the real dockerd:
 # by default the v1 client (tests/mcp/e2e.mjs, the 2025 revisions); mcp-e2e-2026.sh runs the v2
 # client in its legacy, auto and pinned 2026-07-28 modes plus raw JSON-RPC probes
-# (tests/mcp/e2e-2026.mjs) through this wrapper.  The script reports in TAP; this wrapper skips
+# (tests/mcp/e2e-2026.mjs) through this wrapper, mcp-e2e-workspace.sh the v2 client on the
+# workspace tools (tests/mcp/e2e-workspace.mjs).  The script reports in TAP; this wrapper skips
 # the whole file ("1..0 # SKIP reason") when it cannot run here.  scripts/test-all installs the
 # clients (npm ci in tests/mcp) and fails on this skip.
 # Needs: node >= 18 for the v1 SDK (its own minimum), >= 20 for the v2 one; the SDKs pinned by
@@ -11,7 +12,7 @@
 srcdir_mcp="${top_srcdir:-.}/tests/mcp"
 script=${BRIG_MCP_E2E_SCRIPT:-e2e.mjs}
 case $script in
-e2e-2026.mjs) need_node=20 sdk=@modelcontextprotocol/client ;;
+e2e-2026.mjs | e2e-workspace.mjs) need_node=20 sdk=@modelcontextprotocol/client ;;
 *) need_node=18 sdk=@modelcontextprotocol/sdk ;;
 esac
 

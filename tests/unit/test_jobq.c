@@ -5,6 +5,7 @@
 #include <dirent.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -205,6 +206,33 @@ static void test_stop_drops_queued(void)
 	jobq_free(q);
 }
 
+static char seen_name[16];
+
+static void name_run(jobq_job *j)
+{
+	pthread_getname_np(pthread_self(), seen_name, sizeof seen_name);
+	((tjob *)j)->ran = true;
+}
+
+static void test_thread_name_is_copied(void)
+{
+	tjob t;
+	reset(&t, 1);
+	t.job.run = name_run;
+	char name[32];
+	snprintf(name, sizeof name, "brig-%s", "named-and-long"); /* 19 bytes: 15 are kept */
+	jobq_config c = { .name = name, .max_workers = 1, .idle_ms = 50 };
+	jobq *q = jobq_new(&c);
+	memset(name, 'X', sizeof name - 1); /* the caller's buffer is gone */
+	CU_ASSERT_EQUAL(jobq_submit(q, &t.job), 0);
+	for (int64_t end = now_ms() + 3000; !t.ran && now_ms() < end;)
+		usleep(10000);
+	CU_ASSERT(t.ran);
+	CU_ASSERT_STRING_EQUAL(seen_name, "brig-named-and-");
+	jobq_stop(q);
+	jobq_free(q);
+}
+
 static CU_TestInfo tests[] = {
 	{ "jobs run first in, first out", test_fifo_with_one_worker },
 	{ "never more workers than the limit", test_worker_limit },
@@ -212,6 +240,7 @@ static CU_TestInfo tests[] = {
 	{ "a queued job can be cancelled, a running one not", test_cancel },
 	{ "idle workers exit; a new job starts one again", test_idle_exit_and_restart },
 	{ "stop drops the queued jobs and joins the workers", test_stop_drops_queued },
+	{ "the workers' name is the queue's own copy", test_thread_name_is_copied },
 	CU_TEST_INFO_NULL,
 };
 
