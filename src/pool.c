@@ -137,9 +137,9 @@ static int pick_language(const brig_pool *p, int64_t now, int64_t *wake_at)
 static void step_run(jobq_job *job);
 static void step_drop(jobq_job *job);
 
-/* Queue a step to start at once (at = 0) or not before `at`.  Locked. */
 static void cancel_timer(brig_pool *p);
 
+/* Queue a step to start at once (at = 0) or not before `at`.  Locked. */
 static void submit_step(brig_pool *p, int64_t at)
 {
 	if (at)
