@@ -123,30 +123,34 @@ static void *worker_main(void *arg)
 	return NULL;
 }
 
-/* Locked: start a worker in a free slot (joining the one that exited there).  0 or an errno. */
+/* Locked: start a worker in a free slot, else in one whose worker exited (joined first: it
+ * may still be trimming the heap, so a never-used slot comes first).  0 or an errno. */
 static int spawn(jobq *q)
 {
-	for (int i = 0; i < q->cfg.max_workers; i++) {
-		slot *s = &q->slots[i];
-		if (s->state == SLOT_LIVE)
-			continue;
-		if (s->state == SLOT_DONE) /* past its last use of the lock: no deadlock */
-			pthread_join(s->thread, NULL);
-		s->state = SLOT_FREE;
-		s->q = q;
-		pthread_attr_t attr;
-		pthread_attr_init(&attr);
-		if (q->cfg.stack)
-			pthread_attr_setstacksize(&attr, q->cfg.stack);
-		int e = pthread_create(&s->thread, &attr, worker_main, s);
-		pthread_attr_destroy(&attr);
-		if (e)
-			return e;
-		s->state = SLOT_LIVE;
-		q->n_live++;
-		return 0;
-	}
-	return EAGAIN;
+	slot *s = NULL;
+	for (int i = 0; i < q->cfg.max_workers && !s; i++)
+		if (q->slots[i].state == SLOT_FREE)
+			s = &q->slots[i];
+	for (int i = 0; i < q->cfg.max_workers && !s; i++)
+		if (q->slots[i].state == SLOT_DONE)
+			s = &q->slots[i];
+	if (!s)
+		return EAGAIN;
+	if (s->state == SLOT_DONE) /* past its last use of the lock: no deadlock */
+		pthread_join(s->thread, NULL);
+	s->state = SLOT_FREE;
+	s->q = q;
+	pthread_attr_t attr;
+	pthread_attr_init(&attr);
+	if (q->cfg.stack)
+		pthread_attr_setstacksize(&attr, q->cfg.stack);
+	int e = pthread_create(&s->thread, &attr, worker_main, s);
+	pthread_attr_destroy(&attr);
+	if (e)
+		return e;
+	s->state = SLOT_LIVE;
+	q->n_live++;
+	return 0;
 }
 
 int jobq_submit(jobq *q, jobq_job *job)

@@ -142,6 +142,8 @@ static void cancel_timer(brig_pool *p);
 /* Queue a step to start at once (at = 0) or not before `at`.  Locked. */
 static void submit_step(brig_pool *p, int64_t at)
 {
+	if (at && p->stopping)
+		return; /* nothing waits for a back-off once the pool stops */
 	if (at)
 		cancel_timer(p); /* one queued timer at most: the earliest wake-up */
 	pool_step *st = xcalloc(1, sizeof *st);
@@ -384,7 +386,10 @@ static void step_run(jobq_job *job)
 			break;
 		int64_t now = now_ms(), wake_at = 0;
 		int lang = -1;
-		if (follow_backend(p))
+		bool on = follow_backend(p); /* may unlock to probe: the stop may come meanwhile */
+		if (p->stopping)
+			continue; /* the removals, then out */
+		if (on)
 			lang = pick_language(p, now, &wake_at);
 		else if (!p->choosing)
 			wake_at = p->choose_at; /* no backend now: ask again then */
