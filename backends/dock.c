@@ -328,6 +328,22 @@ int dock_image_parse(json_object *o, brig_image_info *info)
 	return 0;
 }
 
+/* GET /KIND/NAME/json: 1 and *out (a 200's body parsed, else NULL; resp keeps the answer for
+ * an error's text), 0 when the engine does not know NAME (404), or < 0 with *err. */
+static int inspect_json(const char *kind, const char *name, dock_response *resp, json_object **out,
+			brig_error **err)
+{
+	*out = NULL;
+	int r = engine_request("GET", QUERY_MS, NULL, resp, err, "/%s/%s/json", kind, name);
+	if (r < 0)
+		return r;
+	if (resp->status == 404)
+		return 0;
+	if (resp->status == 200)
+		*out = json_tokener_parse(resp->body.data ? resp->body.data : "");
+	return 1;
+}
+
 int dock_image_inspect(const char *image, brig_image_info *info, brig_error **err)
 {
 	if (!valid_image(image))
@@ -335,14 +351,10 @@ int dock_image_inspect(const char *image, brig_image_info *info, brig_error **er
 				   image ? image : "");
 	cleanup_response dock_response resp;
 	dock_response_init(&resp);
-	int r = engine_request("GET", QUERY_MS, NULL, &resp, err, "/images/%s/json", image);
-	if (r < 0)
+	json_object *o;
+	int r = inspect_json("images", image, &resp, &o, err);
+	if (r <= 0)
 		return r;
-	if (resp.status == 404)
-		return 0;
-	json_object *o = resp.status == 200
-				 ? json_tokener_parse(resp.body.data ? resp.body.data : "")
-				 : NULL;
 	r = o ? dock_image_parse(o, info) : -1;
 	json_object_put(o);
 	if (r == 0)
@@ -575,15 +587,10 @@ int dock_container_state(const char *name, int *state, brig_error **err)
 				   name ? name : "");
 	cleanup_response dock_response resp;
 	dock_response_init(&resp);
-	int r = engine_request("GET", QUERY_MS, NULL, &resp, err, "/containers/%s/json", name);
-	if (r < 0)
+	json_object *o, *st = NULL, *running = NULL;
+	int r = inspect_json("containers", name, &resp, &o, err);
+	if (r <= 0)
 		return r;
-	if (resp.status == 404)
-		return 0;
-	json_object *o = resp.status == 200
-				 ? json_tokener_parse(resp.body.data ? resp.body.data : "")
-				 : NULL,
-		    *st = NULL, *running = NULL;
 	if (!o || !json_object_object_get_ex(o, "State", &st) ||
 	    !json_object_object_get_ex(st, "Running", &running)) {
 		json_object_put(o);
