@@ -133,6 +133,28 @@ static int ws_files(brig_ctx *ctx, const char *id, bool json)
 	return 0;
 }
 
+/* The options of `brig workspace` and of its subcommand: -1 when they parsed, else the exit
+ * status (--help printed, or a usage error). */
+static int ws_options(int argc, char **argv, const char *optstring, const struct option *longopts,
+		      cli_policy_opts *pol, bool *json)
+{
+	int c;
+	while ((c = getopt_long(argc, argv, optstring, longopts, NULL)) != -1) {
+		if (cli_policy_option(pol, c, optarg))
+			continue;
+		if (c == OPT_JSON) {
+			*json = cli_json = true;
+		} else if (c == 'h') {
+			ws_usage(stdout);
+			return 0;
+		} else {
+			ws_usage(stderr);
+			return EXIT_USAGE;
+		}
+	}
+	return -1;
+}
+
 int cmd_workspace(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -143,21 +165,10 @@ int cmd_workspace(int argc, char **argv)
 	};
 	cli_policy_opts pol = { 0 };
 	bool json = false;
-	int c;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
-		if (cli_policy_option(&pol, c, optarg))
-			continue;
-		if (c == OPT_JSON) {
-			json = cli_json = true;
-		} else if (c == 'h') {
-			ws_usage(stdout);
-			return 0;
-		} else {
-			ws_usage(stderr);
-			return EXIT_USAGE;
-		}
-	}
+	int r = ws_options(argc, argv, "+h", longopts, &pol, &json);
+	if (r >= 0)
+		return r;
 	if (optind >= argc) {
 		ws_usage(stderr);
 		return EXIT_USAGE;
@@ -167,19 +178,9 @@ int cmd_workspace(int argc, char **argv)
 	char **rest = argv + optind - 1;
 	int nrest = argc - optind + 1;
 	optind = 0; /* 0: getopt starts afresh (the "+" above must not stay in force) */
-	while ((c = getopt_long(nrest, rest, "h", longopts, NULL)) != -1) {
-		if (cli_policy_option(&pol, c, optarg))
-			continue;
-		if (c == OPT_JSON) {
-			json = cli_json = true;
-		} else if (c == 'h') {
-			ws_usage(stdout);
-			return 0;
-		} else {
-			ws_usage(stderr);
-			return EXIT_USAGE;
-		}
-	}
+	r = ws_options(nrest, rest, "h", longopts, &pol, &json);
+	if (r >= 0)
+		return r;
 	char **args = rest + optind;
 	int nargs = nrest - optind;
 	static const struct {
@@ -198,7 +199,7 @@ int cmd_workspace(int argc, char **argv)
 				 "--help)",
 				 sub);
 	brig_ctx *ctx = NULL;
-	int r = cli_make_ctx(&pol, &ctx);
+	r = cli_make_ctx(&pol, &ctx);
 	if (r)
 		return r;
 	brig_error *err = NULL;

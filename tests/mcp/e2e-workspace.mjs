@@ -18,7 +18,7 @@ import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import Ajv2020 from 'ajv/dist/2020.js';
 
-import { BRIG, bound, containersOf, failures, finish, serverEnv, test, waitFor } from './lib.mjs';
+import { BRIG, bound, containersOf, exited, failures, finish, serverEnv, test, waitFor } from './lib.mjs';
 
 const tmp = mkdtempSync(join(tmpdir(), 'brig-mcp-e2e-ws-'));
 chmodSync(tmp, 0o700);
@@ -190,14 +190,7 @@ await test('close: the server exits and leaves no container', async () => {
   const t0 = Date.now();
   await client.close();
   await waitFor(
-    () => {
-      try {
-        process.kill(pid, 0);
-        return false;
-      } catch {
-        return true;
-      }
-    },
+    () => exited(pid),
     bound(10000),
     'the server to exit',
   );

@@ -18,6 +18,7 @@ import {
   BRIG,
   bound,
   containersOf,
+  exited,
   failures,
   finish,
   rawServer,
@@ -280,14 +281,7 @@ await test('close: the server exits and leaves no container behind', async () =>
   const t0 = Date.now();
   await client.close();
   await waitFor(
-    () => {
-      try {
-        process.kill(pid, 0);
-        return false;
-      } catch {
-        return true;
-      }
-    },
+    () => exited(pid),
     10000,
     'the server to exit',
   );
