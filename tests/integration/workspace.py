@@ -319,8 +319,13 @@ def test_holder_gone():
     assert put(wid, "a.txt", b"a").returncode == 0
     docker("rm", "-f", f"brig-wsh-{wid}")
     p = get(wid, "a.txt")
-    assert p.returncode == 2 and "is lost" in err(p) and "holder" in err(p), err(p)
+    # The first brig process to look ends it: this call ("is lost"), or another suite's brig
+    # sweeping the same state directory first (this call then reads the tombstone: "has ended").
+    assert p.returncode == 2 and ("is lost" in err(p) or "has ended" in err(p)) and \
+        "holder" in err(p), err(p)
     assert gone(wid)
+    p = get(wid, "a.txt")  # later calls hear why, too
+    assert p.returncode == 2 and "has ended" in err(p) and "holder" in err(p), err(p)
 
 
 def test_pinned_image():
@@ -497,7 +502,15 @@ def own_workspaces(fn):
     return t
 
 
+# What the docker-cli suite leaves out: tests of the core's own logic (expiry clocks, path
+# checks in the shared file-box script) that the docker-api and gVisor suites already run through
+# the same code; docker-cli keeps every test of its own hooks (holder, volume, file boxes, runs
+# with the volume mounted, only its own volume). Saves ~65 s of CI.
+CORE_ONLY = {"test_idle_ttl_expiry", "test_lifetime_expiry_by_gc", "test_paths_and_symlinks"}
+
 if __name__ == "__main__":
     only = os.environ.get("ONLY")
+    if os.environ.get("BRIG_WS_HOOKS_ONLY") and not only:
+        TESTS = [t for t in TESTS if t.__name__ not in CORE_ONLY]
     main([own_workspaces(t) if t is not test_nothing_left else t
           for t in TESTS if not only or t.__name__ in only.split(",")])
