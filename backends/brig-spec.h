@@ -47,6 +47,31 @@ typedef struct brig_mount {
 	bool no_copy;   /* volume: the engine must not copy the image's directory over it */
 } brig_mount;
 
+/* A box's egress: it joins only `network`, an --internal Docker network without an address of
+ * the host's on it, where the proxy (squid, configured from the policy's validated allowlist)
+ * is the only way out.  The box's env points HTTP(S)_PROXY (both cases) at the proxy; it has no
+ * resolver (spec->dns is the neutral one): the proxy resolves names.  The backend that runs the
+ * box makes sure the proxy is up (brig_backend.egress_ensure) before it creates the box. */
+typedef struct brig_egress {
+	size_t struct_size;
+	char *digest;        /* first 12 hex digits of the SHA-256 of the allowlist + hosts map */
+	char *network;       /* the internal network, "brig-egress-" + digest */
+	char *subnet;        /* its IPv4 subnet, "10.208.4.0/22" */
+	char *gateway;       /* the address Docker reserves in it (the host gets none) */
+	char *outer_network; /* the proxies' network with a route out */
+	char *proxy_name;    /* the proxy's container name, "brig-egress-" + digest */
+	char *proxy_image;
+	char *proxy_address; /* its address on `network` */
+	int proxy_port;
+	char **allow;     /* the allowlist, "host:port", NULL-terminated */
+	char **hosts;     /* the proxy's static names, "name=address", NULL-terminated, or NULL */
+	char *config;     /* the proxy's squid.conf */
+	char *hosts_file; /* the proxy's hosts file (from `hosts`) */
+	/* the host directory holding squid.conf and hosts, mounted read-only into the proxy at
+	 * /etc/brig-egress; the host writes it before egress_ensure */
+	char *config_dir;
+} brig_egress;
+
 typedef struct brig_spec {
 	size_t struct_size;
 
@@ -68,7 +93,8 @@ typedef struct brig_spec {
 	char *exit_marker;
 
 	/* ---- network ---- */
-	char *network; /* "none", or "bridge" when the operator allowed the network */
+	char *network; /* "none", "bridge" when the operator allowed the network, or the egress
+			* network (egress below) */
 	char *dns;     /* the box's only nameserver, or NULL for the engine's choice */
 
 	/* ---- runtime and file system ---- */
@@ -124,6 +150,12 @@ typedef struct brig_spec {
 	 * workspace's volume at /workspace, and the box starts there.  brig_spec never says how
 	 * the volume was made (the host's business, src/workspace.c). */
 	char *workspace;
+
+	/* ---- appended in ABI 2.3: egress ---- */
+	/* The box's way out through the proxy, or NULL: no egress (network is "none" or
+	 * "bridge").  When set, `network` is egress->network and a backend needs
+	 * BRIG_FEATURE_NETWORKS. */
+	brig_egress *egress;
 } brig_spec;
 
 /* The reference a backend starts the box from: the verified ID, so that a tag moved between

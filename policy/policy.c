@@ -13,6 +13,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "egress.h"
 #include "lang.h"
 #include "policy.h"
 #include "policy-seccomp.h"
@@ -33,12 +34,14 @@ enum key_kind {
 	KEY_OPT_STRING,
 	KEY_ISOLATION,
 	KEY_IMAGES,
-	KEY_SECCOMP
+	KEY_SECCOMP,
+	KEY_EGRESS
 };
 
 /* Which change of the value loosens the policy (the caller of an override must warn).
- * LOOSE_SECCOMP: a profile that may allow more, or fewer denied syscalls. */
-enum loosen { LOOSE_NEVER, LOOSE_UP, LOOSE_DOWN, LOOSE_SECCOMP };
+ * LOOSE_SECCOMP: a profile that may allow more, or fewer denied syscalls.
+ * LOOSE_EGRESS: an allowlist entry or a static name that was not there before. */
+enum loosen { LOOSE_NEVER, LOOSE_UP, LOOSE_DOWN, LOOSE_SECCOMP, LOOSE_EGRESS };
 
 /* Checks a string value; on failure returns -1 and fills `why` (without the key). */
 typedef int (*string_check_fn)(const char *v, char *why, size_t why_len);
@@ -431,6 +434,8 @@ static const struct policy_key keys[] = {
 	INT_KEY("workspaces.max_lifetime_seconds", ws.max_lifetime_seconds, POLICY_WS_TTL_MIN,
 		POLICY_WS_LIFETIME_MAX),
 	INT_KEY("workspaces.max_transfer_bytes", ws.max_transfer_bytes, 1, POLICY_WS_TRANSFER_MAX),
+	KEY("egress", KEY_EGRESS, egress_allow, LOOSE_EGRESS, NULL),
+	KEY("gvisor_egress_runtime", KEY_STRING, gvisor_egress_runtime, LOOSE_NEVER, check_runtime),
 };
 #define GROUP_WORKSPACES "workspaces"
 #define N_KEYS           (sizeof keys / sizeof keys[0])
@@ -566,6 +571,42 @@ static int check_seccomp_key(const brig_policy *p, const struct policy_key *k, c
 	return 0;
 }
 
+/* Every entry well-formed, no duplicates, bounded; egress and the full network are exclusive
+ * (the full network already reaches everything, and "both" would read as a fence). */
+static int check_egress(const brig_policy *p, const char *origin, brig_error **err)
+{
+	char why[512];
+	size_t n = p->egress_allow ? strv_len(p->egress_allow) : 0;
+	size_t nh = p->egress_hosts ? strv_len(p->egress_hosts) : 0;
+	if (n > EGRESS_ALLOW_MAX)
+		return key_fail(err, BRIG_E_POLICY, origin, "egress.allow",
+				"%zu entries; at most %d", n, EGRESS_ALLOW_MAX);
+	if (nh > EGRESS_HOSTS_MAX)
+		return key_fail(err, BRIG_E_POLICY, origin, "egress.hosts",
+				"%zu entries; at most %d", nh, EGRESS_HOSTS_MAX);
+	for (size_t i = 0; i < n; i++) {
+		cleanup_free char *key = xasprintf("egress.allow[%zu]", i);
+		cleanup_free char *q = policy_quoted(p->egress_allow[i]);
+		if (egress_check_entry(p->egress_allow[i], why, sizeof why) < 0)
+			return key_fail(err, BRIG_E_POLICY, origin, key, "%s: %s", q, why);
+		for (size_t j = 0; j < i; j++)
+			if (strcmp(p->egress_allow[j], p->egress_allow[i]) == 0)
+				return key_fail(err, BRIG_E_POLICY, origin, key,
+						"%s is listed twice", q);
+	}
+	for (size_t i = 0; i < nh; i++) {
+		cleanup_free char *key = xasprintf("egress.hosts[%zu]", i);
+		cleanup_free char *q = policy_quoted(p->egress_hosts[i]);
+		if (egress_check_host(p->egress_hosts[i], why, sizeof why) < 0)
+			return key_fail(err, BRIG_E_POLICY, origin, key, "%s: %s", q, why);
+	}
+	if (n > 0 && p->network)
+		return key_fail(err, BRIG_E_POLICY, origin, "egress.allow",
+				"cannot be combined with network true (the full network); use "
+				"one or the other");
+	return 0;
+}
+
 static int validate_key(const brig_policy *p, const struct policy_key *k, const char *origin,
 			brig_error **err)
 {
@@ -590,6 +631,8 @@ static int validate_key(const brig_policy *p, const struct policy_key *k, const 
 		return check_images(p, origin, err);
 	case KEY_SECCOMP:
 		return check_seccomp_key(p, k, origin, err);
+	case KEY_EGRESS:
+		return check_egress(p, origin, err);
 	}
 	return 0;
 }
@@ -663,6 +706,9 @@ brig_policy *brig_policy_new_default(void)
 				     .idle_ttl_seconds = 1800,
 				     .max_lifetime_seconds = 14400,
 				     .max_transfer_bytes = 8L * 1024 * 1024 };
+	p->egress_allow = NULL;
+	p->egress_hosts = NULL;
+	p->gvisor_egress_runtime = xstrdup("runsc-egress");
 	return p;
 }
 
@@ -686,6 +732,9 @@ brig_policy *brig_policy_copy(const brig_policy *p)
 	c->audit_log = dup_or_null(p->audit_log);
 	c->gvisor_runtime = dup_or_null(p->gvisor_runtime);
 	c->uid_range = dup_or_null(p->uid_range);
+	c->egress_allow = p->egress_allow ? strv_copy(p->egress_allow) : NULL;
+	c->egress_hosts = p->egress_hosts ? strv_copy(p->egress_hosts) : NULL;
+	c->gvisor_egress_runtime = dup_or_null(p->gvisor_egress_runtime);
 	return c;
 }
 
@@ -702,6 +751,9 @@ void brig_policy_free(brig_policy *p)
 	free(p->audit_log);
 	free(p->gvisor_runtime);
 	free(p->uid_range);
+	strv_free(p->egress_allow);
+	strv_free(p->egress_hosts);
+	free(p->gvisor_egress_runtime);
 	free(p);
 }
 
@@ -847,6 +899,87 @@ static int apply_seccomp(brig_policy *p, json_object *v, const char *origin, bri
 	return 0;
 }
 
+static int strings_from_json(json_object *v, const char *key, size_t max, char ***out,
+			     const char *origin, brig_error **err)
+{
+	if (!json_object_is_type(v, json_type_array))
+		return type_fail(err, origin, key, "an array of strings", v);
+	size_t n = json_object_array_length(v);
+	if (n > max)
+		return key_fail(err, BRIG_E_POLICY, origin, key, "%zu entries; at most %zu", n,
+				max);
+	cleanup_strv char **d = n ? xcalloc(n + 1, sizeof *d) : NULL;
+	for (size_t i = 0; i < n; i++) {
+		json_object *e = json_object_array_get_idx(v, i);
+		const char *s = json_string(e);
+		if (!s) {
+			cleanup_free char *k = xasprintf("%s[%zu]", key, i);
+			return string_fail(err, origin, k, e);
+		}
+		d[i] = xstrdup(s);
+	}
+	strv_free(*out);
+	*out = steal_pointer(&d);
+	return 0;
+}
+
+/* "hosts": {"name": "address", ...} -> "name=address" entries (checked by policy_validate). */
+static int hosts_from_json(json_object *v, char ***out, const char *origin, brig_error **err)
+{
+	if (!json_object_is_type(v, json_type_object))
+		return type_fail(err, origin, "egress.hosts", "an object of name: address", v);
+	size_t n = (size_t)json_object_object_length(v);
+	if (n > EGRESS_HOSTS_MAX)
+		return key_fail(err, BRIG_E_POLICY, origin, "egress.hosts",
+				"%zu entries; at most %d", n, EGRESS_HOSTS_MAX);
+	cleanup_strv char **d = n ? xcalloc(n + 1, sizeof *d) : NULL;
+	size_t i = 0;
+	json_object_object_foreach(v, name, val)
+	{
+		if (!d || i >= n)
+			break;
+		const char *s = json_string(val);
+		if (!s) {
+			cleanup_free char *k = xasprintf("egress.hosts.%s", name);
+			return string_fail(err, origin, k, val);
+		}
+		d[i++] = xasprintf("%s=%s", name, s);
+	}
+	strv_free(*out);
+	*out = steal_pointer(&d);
+	return 0;
+}
+
+/* "egress": {"allow": ["host:port", ...], "hosts": {"name": "address"}}; both optional. */
+static int apply_egress(brig_policy *p, json_object *v, const char *origin, brig_error **err)
+{
+	if (!json_object_is_type(v, json_type_object))
+		return type_fail(err, origin, "egress", "an object ({\"allow\": [...]})", v);
+	cleanup_strv char **allow = NULL;
+	cleanup_strv char **hosts = NULL;
+	json_object_object_foreach(v, key, val)
+	{
+		int r;
+		if (strcmp(key, "allow") == 0)
+			r = strings_from_json(val, "egress.allow", EGRESS_ALLOW_MAX, &allow, origin,
+					      err);
+		else if (strcmp(key, "hosts") == 0)
+			r = hosts_from_json(val, &hosts, origin, err);
+		else {
+			cleanup_free char *k = xasprintf("egress.%s", key);
+			r = key_fail(err, BRIG_E_POLICY, origin, k,
+				     "unknown key (expected allow or hosts)");
+		}
+		if (r < 0)
+			return r;
+	}
+	strv_free(p->egress_allow);
+	p->egress_allow = steal_pointer(&allow);
+	strv_free(p->egress_hosts);
+	p->egress_hosts = steal_pointer(&hosts);
+	return 0;
+}
+
 static int apply_number(brig_policy *p, const struct policy_key *k, json_object *v,
 			const char *origin, brig_error **err)
 {
@@ -898,6 +1031,8 @@ static int apply_value(brig_policy *p, const struct policy_key *k, json_object *
 		return apply_images(p, v, origin, err);
 	case KEY_SECCOMP:
 		return apply_seccomp(p, v, origin, err);
+	case KEY_EGRESS:
+		return apply_egress(p, v, origin, err);
 	}
 	return 0;
 }
@@ -1037,6 +1172,25 @@ static json_object *seccomp_to_json(const brig_policy *p)
 	return o;
 }
 
+static json_object *egress_to_json(const brig_policy *p)
+{
+	json_object *o = json_object_new_object();
+	json_object *a = json_object_new_array();
+	for (char **e = p->egress_allow; e && *e; e++)
+		json_object_array_add(a, json_object_new_string(*e));
+	json_object_object_add(o, "allow", a);
+	if (p->egress_hosts && p->egress_hosts[0]) {
+		json_object *h = json_object_new_object();
+		for (char **e = p->egress_hosts; *e; e++) {
+			const char *eq = strchr(*e, '=');
+			cleanup_free char *name = xstrndup(*e, (size_t)(eq - *e));
+			json_object_object_add(h, name, json_object_new_string(eq + 1));
+		}
+		json_object_object_add(o, "hosts", h);
+	}
+	return o;
+}
+
 static json_object *key_to_json(const brig_policy *p, const struct policy_key *k)
 {
 	const char *s;
@@ -1059,6 +1213,8 @@ static json_object *key_to_json(const brig_policy *p, const struct policy_key *k
 		return images_to_json(p);
 	case KEY_SECCOMP:
 		return seccomp_to_json(p);
+	case KEY_EGRESS:
+		return egress_to_json(p);
 	}
 	return NULL;
 }
@@ -1151,6 +1307,34 @@ static int seccomp_from_text(brig_policy *p, const char *value, brig_error **err
 	return apply_seccomp(p, obj, OVERRIDE_ORIGIN, err);
 }
 
+/* The object form as JSON text ({"allow": [...], "hosts": {...}}), or the allowlist alone as
+ * comma-separated entries ("" for none); the hosts map is then kept. */
+static int egress_from_text(brig_policy *p, const char *value, brig_error **err)
+{
+	if (value[0] == '{') {
+		char why[256];
+		cleanup_json json_object *obj = NULL;
+		if (parse_json(value, strlen(value), &obj, why, sizeof why) < 0)
+			return key_fail(err, BRIG_E_POLICY, OVERRIDE_ORIGIN, "egress", "%s", why);
+		return apply_egress(p, obj, OVERRIDE_ORIGIN, err);
+	}
+	cleanup_strv char **allow = NULL;
+	size_t n = 0;
+	for (const char *s = value; *s;) {
+		size_t len = strcspn(s, ",");
+		if (n >= EGRESS_ALLOW_MAX)
+			return key_fail(err, BRIG_E_POLICY, OVERRIDE_ORIGIN, "egress.allow",
+					"more than %d entries", EGRESS_ALLOW_MAX);
+		allow = xrealloc(allow, (n + 2) * sizeof *allow);
+		allow[n++] = xstrndup(s, len);
+		allow[n] = NULL;
+		s += len + (s[len] == ',');
+	}
+	strv_free(p->egress_allow);
+	p->egress_allow = steal_pointer(&allow);
+	return 0;
+}
+
 /* Store the flag text `value` of key k (lang: which image) into p; types only, as for a file. */
 static int set_from_text(brig_policy *p, const struct policy_key *k, int lang, const char *value,
 			 brig_error **err)
@@ -1180,6 +1364,8 @@ static int set_from_text(brig_policy *p, const struct policy_key *k, int lang, c
 		return 0;
 	case KEY_SECCOMP:
 		return seccomp_from_text(p, value, err);
+	case KEY_EGRESS:
+		return egress_from_text(p, value, err);
 	}
 	return 0;
 }
@@ -1192,6 +1378,8 @@ static const struct policy_key *override_key(const char *name, int *lang)
 		*lang = language_index(name + 7);
 		return *lang >= 0 ? key_find("images") : NULL;
 	}
+	if (strcmp(name, "egress.allow") == 0)
+		return key_find("egress");
 	const struct policy_key *k = key_find(name);
 	return k && k->kind != KEY_IMAGES ? k : NULL;
 }
@@ -1226,6 +1414,9 @@ static bool is_looser(const brig_policy *old, const brig_policy *new, const stru
 		return key_number(new, k) < key_number(old, k);
 	case LOOSE_SECCOMP:
 		return seccomp_looser(old, new);
+	case LOOSE_EGRESS:
+		return !egress_subset(new->egress_allow, old->egress_allow) ||
+		       !egress_subset(new->egress_hosts, old->egress_hosts);
 	case LOOSE_NEVER:
 		break;
 	}
@@ -1253,6 +1444,8 @@ int brig_policy_override(brig_policy *p, const char *key, const char *value, boo
 		r = check_images(next, OVERRIDE_ORIGIN, err);
 	if (r == 0)
 		r = validate_timeouts(next, OVERRIDE_ORIGIN, err);
+	if (r == 0)
+		r = check_egress(next, OVERRIDE_ORIGIN, err);
 	if (r < 0)
 		return r;
 	if (loosened)

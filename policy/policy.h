@@ -91,6 +91,11 @@ struct brig_policy {
 	bool mask_host_details;  /* mask what would show the host in the box (true) */
 	char *uid_range;         /* "FIRST-LAST": the uids of user "auto" */
 	policy_workspaces ws;    /* "workspaces": {...} */
+	/* egress: "host:port" entries the box may reach through the proxy, NULL-terminated, or
+	 * NULL: none (policy/egress.h); never with network true */
+	char **egress_allow;
+	char **egress_hosts;         /* the proxy's static names, "name=address", or NULL */
+	char *gvisor_egress_runtime; /* the OCI runtime of gVisor boxes with egress */
 };
 
 /* Validate every field (used after load and after overrides); `origin` names the source. */

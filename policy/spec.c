@@ -11,7 +11,9 @@
 #include <sys/random.h>
 
 #include "audit.h"
+#include "egress.h"
 #include "lang.h"
+#include "probe.h"
 #include "policy-seccomp.h"
 #include "spec.h"
 #include "util.h"
@@ -241,6 +243,32 @@ char *spec_describe_traits(const brig_spec *s)
 			  "# output: the program's cap is %zu bytes; %zu are read to leave room "
 			  "for the marker line\n",
 			  s->output_limit, s->max_output_bytes);
+	if (s->egress) {
+		const brig_egress *e = s->egress;
+		sb_printf(
+			&sb,
+			"# egress: the box joins only %s (%s, --internal, no address of the "
+			"host's on it)\n"
+			"#   and reaches the proxy %s at %s:%d (image %s, also on %s); no "
+			"resolver\n"
+			"#   in the box (the proxy resolves names and refuses private, loopback,\n"
+			"#   link-local, CGNAT, multicast and the host's addresses); allowed:\n",
+			e->network, e->subnet, e->proxy_name, e->proxy_address, e->proxy_port,
+			e->proxy_image, e->outer_network);
+		for (char **a = e->allow; *a; a++)
+			sb_printf(&sb, "#     %s\n", *a);
+		for (char **h = e->hosts; h && *h; h++)
+			sb_printf(&sb, "#   proxy's static name %s\n", *h);
+		sb_printf(&sb, "#   proxy configuration: %s/squid.conf\n", e->config_dir);
+		if (strncmp(s->runtime, "runsc", 5) == 0)
+			sb_printf(
+				&sb,
+				"# runtime %s: gVisor with --network=host: the box's network goes\n"
+				"#   through the host kernel's stack (in the box's own namespace), "
+				"not\n"
+				"#   gVisor's netstack\n",
+				s->runtime);
+	}
 	return sb_steal(&sb);
 }
 
@@ -509,6 +537,44 @@ int brig_policy_seccomp_json(const brig_policy *p, int isolation, char **json, c
 	return r;
 }
 
+/* The egress allowlist: the box joins the allowlist's internal network (no route out, no
+ * address of the host's on it), its HTTP(S)_PROXY variables point at the proxy, it keeps the
+ * neutral nameserver (the proxy resolves names); gVisor boxes run under the runtime registered
+ * with --network=host (runsc's own netstack cannot run here: scripts/setup-host). */
+static int fill_egress(brig_spec *s, const brig_policy *p, const spec_target *t, brig_error **err)
+{
+	if (!p->egress_allow || !p->egress_allow[0])
+		return 0;
+	cleanup_strv char **blocked = egress_host_addresses();
+	cleanup_free char *dir = cache_dir();
+	if (!dir)
+		return brig_fail(
+			err, BRIG_E_UNAVAILABLE, 0,
+			"egress: brig has no state directory for the proxy's configuration "
+			"(set $BRIG_CACHE_DIR, or $XDG_RUNTIME_DIR for a non-root user)");
+	brig_egress *e = egress_build(p->egress_allow, p->egress_hosts, blocked);
+	e->config_dir = xasprintf("%s/egress-%s", dir, e->digest);
+	s->egress = e;
+	free(s->network);
+	s->network = xstrdup(e->network);
+	free(s->dns);
+	s->dns = xstrdup(BRIG_NEUTRAL_DNS);
+	cleanup_free char *url = xasprintf("http://%s:%d", e->proxy_address, e->proxy_port);
+	const char *vars[] = { "HTTP_PROXY", "http_proxy", "HTTPS_PROXY", "https_proxy" };
+	size_t n = strv_len(s->env);
+	s->env = xrealloc(s->env, (n + 7) * sizeof *s->env);
+	for (size_t i = 0; i < 4; i++)
+		s->env[n++] = xasprintf("%s=%s", vars[i], url);
+	s->env[n++] = xstrdup("NO_PROXY=" EGRESS_NO_PROXY);
+	s->env[n++] = xstrdup("no_proxy=" EGRESS_NO_PROXY);
+	s->env[n] = NULL;
+	if (t->isolation == BRIG_ISOLATION_GVISOR) {
+		free(s->runtime);
+		s->runtime = xstrdup(p->gvisor_egress_runtime);
+	}
+	return 0;
+}
+
 int spec_build(const brig_policy *p, const brig_request *req, brig_timeout_mode mode,
 	       const spec_target *target, brig_spec **out, char **notice, brig_error **err)
 {
@@ -546,6 +612,9 @@ int spec_build(const brig_policy *p, const brig_request *req, brig_timeout_mode 
 	apply_runtime_traits(s, p, target);
 	if (target->workspace && (r = add_workspace(s, target->workspace, err)) < 0)
 		return r;
+	r = fill_egress(s, p, target, err);
+	if (r < 0)
+		return r;
 	s->timeout_ms = (int64_t)timeout * 1000;
 	compose_stdin(s, req);
 	if (clamped_from && notice)
@@ -570,6 +639,8 @@ int spec_build_probe(const brig_policy *p, const spec_target *target, brig_spec 
 	probe->tmpfs_mb = 1;
 	probe->max_output_bytes = 16384;
 	probe->network = false;
+	strv_free(probe->egress_allow);
+	probe->egress_allow = NULL;
 	probe->isolation = BRIG_ISOLATION_CONTAINER; /* the target says what it provides */
 	brig_request req = { .language = BRIG_LANG_SHELL,
 			     .code = code,
@@ -729,6 +800,7 @@ void spec_free(brig_spec *spec)
 	free((char *)spec->stdin_data);
 	free(spec->image_id);
 	free(spec->workspace);
+	egress_free(spec->egress);
 	free(spec);
 }
 
@@ -755,6 +827,29 @@ static json_object *strv_json(char *const *v)
 static json_object *str_json(const char *s)
 {
 	return s ? json_object_new_string(s) : NULL;
+}
+
+static json_object *egress_json(const brig_egress *e)
+{
+	if (!e)
+		return NULL;
+	json_object *o = json_object_new_object();
+	json_object_object_add(o, "digest", str_json(e->digest));
+	json_object_object_add(o, "network", str_json(e->network));
+	json_object_object_add(o, "subnet", str_json(e->subnet));
+	json_object_object_add(o, "gateway", str_json(e->gateway));
+	json_object_object_add(o, "outer_network", str_json(e->outer_network));
+	json_object_object_add(o, "proxy_name", str_json(e->proxy_name));
+	json_object_object_add(o, "proxy_image", str_json(e->proxy_image));
+	json_object_object_add(o, "proxy_address", str_json(e->proxy_address));
+	json_object_object_add(o, "proxy_port", json_object_new_int(e->proxy_port));
+	json_object_object_add(o, "allow", strv_json(e->allow));
+	json_object_object_add(o, "hosts", strv_json(e->hosts));
+	json_object_object_add(o, "config_dir", str_json(e->config_dir));
+	char sha[65];
+	sha256_hex(e->config, strlen(e->config), sha);
+	json_object_object_add(o, "config_sha256", json_object_new_string(sha));
+	return o;
 }
 
 json_object *spec_to_json(const brig_spec *s)
@@ -824,6 +919,7 @@ json_object *spec_to_json(const brig_spec *s)
 	I(output_limit);
 	I(max_input_bytes);
 	S(workspace);
+	json_object_object_add(o, "egress", egress_json(s->egress));
 #undef S
 #undef I
 #undef B
@@ -867,7 +963,7 @@ static bool mounts_eq(brig_mount *const *a, brig_mount *const *b)
 
 /* Every field is compared here or named below: a field appended to brig_spec must be added,
  * or the warm pool could hand a run a box started with a different one. */
-_Static_assert(offsetof(brig_spec, workspace) + sizeof(char *) == sizeof(brig_spec),
+_Static_assert(offsetof(brig_spec, egress) + sizeof(brig_egress *) == sizeof(brig_spec),
 	       "a field was appended to brig_spec: compare it in spec_same_box()");
 
 bool spec_same_box(const brig_spec *a, const brig_spec *b)
@@ -893,7 +989,8 @@ bool spec_same_box(const brig_spec *a, const brig_spec *b)
 	       str_eq(a->seccomp_profile, b->seccomp_profile) &&
 	       str_eq(a->seccomp_name, b->seccomp_name) && str_eq(a->log_driver, b->log_driver) &&
 	       a->max_output_bytes == b->max_output_bytes && a->output_limit == b->output_limit &&
-	       a->max_input_bytes == b->max_input_bytes && str_eq(a->workspace, b->workspace);
+	       a->max_input_bytes == b->max_input_bytes && str_eq(a->workspace, b->workspace) &&
+	       egress_same(a->egress, b->egress);
 }
 
 /* ---- the outcome ----------------------------------------------------------------------------- */

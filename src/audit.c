@@ -153,6 +153,12 @@ static void limits_json(json_object *o, const brig_policy *p, const brig_spec *s
 		json_object_object_add(l, "max_output_bytes",
 				       json_object_new_int64(p->max_output_bytes));
 		json_object_object_add(l, "network", json_object_new_boolean(p->network));
+		if (p->egress_allow && p->egress_allow[0]) {
+			json_object *a = json_object_new_array();
+			for (char **x = p->egress_allow; *x; x++)
+				json_object_array_add(a, json_object_new_string(*x));
+			json_object_object_add(l, "egress_allow", a);
+		}
 		json_object_object_add(o, "limits", l);
 		json_object_put(pol);
 		return;
@@ -178,6 +184,16 @@ static void limits_json(json_object *o, const brig_policy *p, const brig_spec *s
 		json_object_object_add(pol, "max_output_bytes",
 				       json_object_new_int64(p->max_output_bytes));
 	json_object_object_add(l, "network", json_object_new_string(s->network));
+	if (s->egress) {
+		json_object *e = json_object_new_object(), *a = json_object_new_array();
+		for (char **x = s->egress->allow; *x; x++)
+			json_object_array_add(a, json_object_new_string(*x));
+		json_object_object_add(e, "allow", a);
+		json_object_object_add(e, "proxy", json_object_new_string(s->egress->proxy_name));
+		json_object_object_add(e, "proxy_address",
+				       json_object_new_string(s->egress->proxy_address));
+		json_object_object_add(l, "egress", e);
+	}
 	json_object_object_add(l, "user", json_object_new_string(s->user));
 	json_object_object_add(l, "read_only_rootfs", json_object_new_boolean(s->read_only_rootfs));
 	json_object_object_add(l, "cap_drop_all", json_object_new_boolean(s->cap_drop_all));

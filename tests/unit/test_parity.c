@@ -5,11 +5,16 @@
 #include <inttypes.h>
 #include <json-c/json.h>
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "audit.h"
 #include "cli_argv.h"
 #include "cunit_main.h"
 #include "dock.h"
+#include "internal.h"
 #include "policy.h"
 #include "spec.h"
 #include "util.h"
@@ -456,6 +461,95 @@ static void test_workspace_holder_and_tool(void)
 	brig_policy_free(p);
 }
 
+/* The egress network is one field of the final spec: both renderings put the box on the
+ * allowlist's internal network with the neutral nameserver and the proxy variables;
+ * spec_to_json (brig explain --json) and the audit line carry the same network, list and proxy;
+ * a backend without the networks feature is refused such a spec. */
+static const char egress_policy[] =
+	"{\"egress\": {\"allow\": [\"ok.test:8080\", \"*.w.test:443\"]}}";
+
+static void test_egress_network(void)
+{
+	char dir[] = "/tmp/brig-test-parity.XXXXXX";
+	CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(dir));
+	setenv("BRIG_CACHE_DIR", dir, 1);
+	rendered r;
+	render(egress_policy, BRIG_LANG_PYTHON, BRIG_ISOLATION_CONTAINER, "runc", &r);
+	check_same(&r);
+	const brig_egress *e = r.spec->egress;
+	CU_ASSERT_PTR_NOT_NULL_FATAL(e);
+	CU_ASSERT_STRING_EQUAL(flag1(r.argv, "--network"), e->network);
+	CU_ASSERT_STRING_EQUAL(jstr(r.hc, "NetworkMode"), e->network);
+	CU_ASSERT_FALSE(json_object_object_get_ex(r.body, "NetworkDisabled", NULL));
+	CU_ASSERT_STRING_EQUAL(flag1(r.argv, "--dns"), BRIG_NEUTRAL_DNS);
+	cleanup_free char *proxy =
+		xasprintf("HTTPS_PROXY=http://%s:%d", e->proxy_address, e->proxy_port);
+	const char *env[32];
+	size_t ne = flag_values(r.argv, "--env", env, 32);
+	bool found = false;
+	for (size_t i = 0; i < ne; i++)
+		found = found || strcmp(env[i], proxy) == 0;
+	CU_ASSERT_TRUE(found);
+	/* explain --json */
+	json_object *sj = spec_to_json(r.spec), *ej = NULL;
+	CU_ASSERT_FATAL(json_object_object_get_ex(sj, "egress", &ej));
+	CU_ASSERT_STRING_EQUAL(jstr(ej, "network"), e->network);
+	CU_ASSERT_STRING_EQUAL(jstr(ej, "proxy_address"), e->proxy_address);
+	CU_ASSERT_STRING_EQUAL(jstr(sj, "network"), e->network);
+	json_object_put(sj);
+	/* the audit line */
+	cleanup_free char *file = xasprintf("%s/audit.jsonl", dir);
+	audit_log *a = NULL;
+	brig_error *err = NULL;
+	CU_ASSERT_FATAL(audit_open(file, &a, &err) == 0);
+	brig_policy *p = NULL;
+	CU_ASSERT_FATAL(brig_policy_load_string(egress_policy, "t", &p, &err) == 0);
+	brig_result res = { .struct_size = sizeof res, .verdict = BRIG_VERDICT_SUCCESS };
+	audit_entry ae = { .front_door = "lib",
+			   .language = BRIG_LANG_PYTHON,
+			   .code_sha256 = "0",
+			   .policy = p,
+			   .spec = r.spec,
+			   .result = &res };
+	CU_ASSERT(audit_append(a, &ae, &err) == 0);
+	audit_close(a);
+	FILE *f = fopen(file, "re");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+	char line[16384];
+	CU_ASSERT_PTR_NOT_NULL(fgets(line, sizeof line, f));
+	fclose(f);
+	json_object *o = json_tokener_parse(line), *l = NULL, *eg = NULL, *allow = NULL;
+	CU_ASSERT_FATAL(json_object_object_get_ex(o, "limits", &l));
+	CU_ASSERT_STRING_EQUAL(jstr(l, "network"), e->network);
+	CU_ASSERT_FATAL(json_object_object_get_ex(l, "egress", &eg));
+	CU_ASSERT_STRING_EQUAL(jstr(eg, "proxy_address"), e->proxy_address);
+	CU_ASSERT_FATAL(json_object_object_get_ex(eg, "allow", &allow));
+	CU_ASSERT_EQUAL(json_object_array_length(allow), 2);
+	CU_ASSERT_STRING_EQUAL(json_object_get_string(json_object_array_get_idx(allow, 1)),
+			       "*.w.test:443");
+	json_object_put(o);
+	brig_policy_free(p);
+	unlink(file);
+	/* a backend that cannot make networks is refused the box; one that can is not */
+	brig_backend be = { .struct_size = sizeof be,
+			    .name = "fake",
+			    .features = BRIG_FEATURE_SECCOMP_PROFILE | BRIG_FEATURE_MOUNTS |
+					BRIG_FEATURE_MASKED_PATHS };
+	loaded_backend lb = { .be = &be };
+	CU_ASSERT_EQUAL(dispatch_missing_features(&lb, r.spec, false), BRIG_FEATURE_NETWORKS);
+	be.features |= BRIG_FEATURE_NETWORKS;
+	CU_ASSERT_EQUAL(dispatch_missing_features(&lb, r.spec, false), 0);
+	release(&r);
+	/* gVisor boxes with egress run under the runtime registered for them */
+	render(egress_policy, BRIG_LANG_PYTHON, BRIG_ISOLATION_GVISOR, "runsc-seccomp", &r);
+	check_same(&r);
+	CU_ASSERT_STRING_EQUAL(jstr(r.hc, "Runtime"), "runsc-egress");
+	CU_ASSERT_STRING_EQUAL(flag1(r.argv, "--runtime"), "runsc-egress");
+	release(&r);
+	unsetenv("BRIG_CACHE_DIR");
+	rmdir(dir);
+}
+
 static CU_TestInfo tests[] = {
 	{ "workspace box: mount, label, workdir", test_workspace },
 	{ "workspace holder and file tool boxes", test_workspace_holder_and_tool },
@@ -465,6 +559,7 @@ static CU_TestInfo tests[] = {
 	{ "gvisor runtime", test_gvisor_runtime },
 	{ "gvisor refuses network: true", test_gvisor_network_refused },
 	{ "image ID", test_image_id },
+	{ "egress network: renderings, explain, audit, features", test_egress_network },
 	CU_TEST_INFO_NULL,
 };
 

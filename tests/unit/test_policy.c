@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "cunit_main.h"
+#include "egress.h"
 #include "policy.h"
 #include "spec.h"
 
@@ -2286,6 +2287,192 @@ static void test_spec_image_id(void)
 	brig_policy_free(p);
 }
 
+/* ---- egress ---------------------------------------------------------------------------------- */
+
+static void test_egress_entries(void)
+{
+	static const char *const good[] = { "pypi.org:443",      "files.pythonhosted.org:443",
+					    "*.example.org:443", "a-b.c0.example:1",
+					    "x.y:65535",         NULL };
+	static const struct {
+		const char *v, *needle;
+	} bad[] = {
+		{ "pypi.org", "expected host:port" },
+		{ "pypi.org:0", "port must be a number" },
+		{ "pypi.org:65536", "port must be a number" },
+		{ "pypi.org:+443", "port must be a number" },
+		{ "pypi.org:0443", "port must be a number" },
+		{ "pypi.org:", "port must be a number" },
+		{ "PyPI.org:443", "lowercase" },
+		{ "203.0.113.10:80", "an IP address is not allowed" },
+		{ "[::1]:80", "may contain only" },
+		{ "localhost:80", "at least two labels" },
+		{ "*.org.*:443", "wildcard is only allowed as the first label" },
+		{ "a.*.org:443", "wildcard is only allowed as the first label" },
+		{ "*:443", "wildcard is only allowed" },
+		{ "-a.org:443", "starts or ends with '-'" },
+		{ "a..org:443", "empty" },
+		{ "a.org.:443", "empty" },
+		{ "a_b.org:443", "may contain only" },
+		{ "a.org:443\n", "port must be a number" },
+	};
+	char why[256];
+	for (size_t i = 0; good[i]; i++) {
+		int r = egress_check_entry(good[i], why, sizeof why);
+		if (r != 0)
+			fprintf(stderr, "\n  %s: %s\n", good[i], why);
+		CU_ASSERT_EQUAL(r, 0);
+	}
+	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+		why[0] = '\0';
+		int r = egress_check_entry(bad[i].v, why, sizeof why);
+		bool ok = r == -1 && strstr(why, bad[i].needle);
+		if (!ok)
+			fprintf(stderr, "\n  %s -> %d %s (wanted %s)\n", bad[i].v, r, why,
+				bad[i].needle);
+		CU_ASSERT_TRUE(ok);
+	}
+	CU_ASSERT_EQUAL(egress_check_host("ok.test=203.0.113.10", why, sizeof why), 0);
+	CU_ASSERT_EQUAL(egress_check_host("v6.test=2001:db8::1", why, sizeof why), 0);
+	CU_ASSERT_EQUAL(egress_check_host("ok.test=nope", why, sizeof why), -1);
+	CU_ASSERT_EQUAL(egress_check_host("*.ok.test=203.0.113.10", why, sizeof why), -1);
+	CU_ASSERT_EQUAL(egress_check_host("ok.test", why, sizeof why), -1);
+}
+
+static void test_egress_policy_keys(void)
+{
+	brig_policy *p = brig_policy_new_default();
+	CU_ASSERT_PTR_NULL(p->egress_allow); /* default: deny everything */
+	brig_policy_free(p);
+	p = load_ok("{\"egress\": {\"allow\": [\"pypi.org:443\", \"*.example.org:443\"], "
+		    "\"hosts\": {\"ok.test\": \"203.0.113.10\"}}}");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(p->egress_allow);
+	CU_ASSERT_EQUAL(strv_len(p->egress_allow), 2);
+	CU_ASSERT_STRING_EQUAL(p->egress_allow[1], "*.example.org:443");
+	CU_ASSERT_STRING_EQUAL(p->egress_hosts[0], "ok.test=203.0.113.10");
+	/* round trip through the effective policy */
+	char *json = brig_policy_to_json(p);
+	brig_policy *q = load_ok(json);
+	CU_ASSERT_TRUE(egress_subset(q->egress_allow, p->egress_allow) &&
+		       egress_subset(p->egress_allow, q->egress_allow));
+	CU_ASSERT_STRING_EQUAL(q->egress_hosts[0], "ok.test=203.0.113.10");
+	brig_policy *c = brig_policy_copy(q);
+	CU_ASSERT_STRING_EQUAL(c->egress_allow[0], "pypi.org:443");
+	brig_policy_free(c);
+	brig_policy_free(q);
+	free(json);
+	brig_policy_free(p);
+	load_fails("{\"egress\": [\"pypi.org:443\"]}", ORIGIN ": egress: expected an object", NULL);
+	load_fails("{\"egress\": {\"allow\": \"pypi.org:443\"}}",
+		   ORIGIN ": egress.allow: expected an array", NULL);
+	load_fails("{\"egress\": {\"allow\": [443]}}",
+		   ORIGIN ": egress.allow[0]: expected a string", NULL);
+	load_fails("{\"egress\": {\"allow\": [\"pypi.org\"]}}",
+		   ORIGIN ": egress.allow[0]: ", "expected host:port");
+	load_fails("{\"egress\": {\"allow\": [\"a.org:1\", \"a.org:1\"]}}",
+		   ORIGIN ": egress.allow[1]: ", "listed twice");
+	load_fails("{\"egress\": {\"deny\": []}}", ORIGIN ": egress.deny: unknown key", NULL);
+	load_fails("{\"egress\": {\"hosts\": {\"ok.test\": \"x\"}}}",
+		   ORIGIN ": egress.hosts[0]: ", "IPv4 or IPv6");
+	load_fails("{\"network\": true, \"egress\": {\"allow\": [\"a.org:1\"]}}",
+		   ORIGIN ": egress.allow: cannot be combined with network true", NULL);
+	/* at most EGRESS_ALLOW_MAX entries */
+	strbuf sb;
+	sb_init(&sb);
+	sb_puts(&sb, "{\"egress\": {\"allow\": [");
+	for (int i = 0; i <= EGRESS_ALLOW_MAX; i++)
+		sb_printf(&sb, "%s\"h%d.org:1\"", i ? ", " : "", i);
+	sb_puts(&sb, "]}}");
+	load_fails(sb.data, ORIGIN ": egress.allow: 65 entries; at most 64", NULL);
+	sb_free(&sb);
+}
+
+/* The operator widens with a warning; the same or a narrower list is no loosening.  The agent
+ * has no way to name the key at all (MCP's run_code takes language, code, timeout). */
+static void test_egress_override(void)
+{
+	brig_policy *p = brig_policy_new_default();
+	override_ok(p, "egress.allow", "pypi.org:443,*.example.org:443", true);
+	CU_ASSERT_EQUAL(strv_len(p->egress_allow), 2);
+	override_ok(p, "egress.allow", "pypi.org:443", false);
+	override_ok(p, "egress.allow", "", false);
+	CU_ASSERT_PTR_NULL(p->egress_allow);
+	override_ok(p, "egress",
+		    "{\"allow\": [\"a.org:80\"], \"hosts\": {\"a.org\": \"203.0.113.1\"}}", true);
+	override_ok(p, "egress", "{\"allow\": [\"a.org:80\"]}", false);
+	override_fails(p, "egress.allow", "a.org", BRIG_E_POLICY, CLI ": egress.allow[0]: ");
+	override_fails(p, "egress.allow", "10.0.0.1:80", BRIG_E_POLICY, CLI ": egress.allow[0]: ");
+	override_fails(p, "network", "true", BRIG_E_POLICY,
+		       CLI ": egress.allow: cannot be combined with network true");
+	brig_policy_free(p);
+}
+
+static void test_spec_egress(void)
+{
+	char dir[] = "/tmp/brig-test-egress.XXXXXX";
+	CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(dir)); /* mode 0700, as brig's state directory */
+	setenv("BRIG_CACHE_DIR", dir, 1);
+	brig_policy *p = load_ok("{\"egress\": {\"allow\": [\"ok.test:8080\", \"*.w.test:443\"], "
+				 "\"hosts\": {\"ok.test\": \"203.0.113.10\"}}}");
+	brig_spec *s = make_ok(p, BRIG_LANG_PYTHON, BRIG_ISOLATION_CONTAINER);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(s->egress);
+	const brig_egress *e = s->egress;
+	CU_ASSERT_EQUAL(strlen(e->digest), 12);
+	CU_ASSERT_TRUE(starts_with(e->network, "brig-egress-"));
+	CU_ASSERT_STRING_EQUAL(s->network, e->network);
+	CU_ASSERT_STRING_EQUAL(s->dns, BRIG_NEUTRAL_DNS); /* no resolver that answers */
+	CU_ASSERT_TRUE(starts_with(e->subnet, "10.2"));
+	CU_ASSERT_TRUE(starts_with(e->config_dir, dir));
+	cleanup_free char *url = xasprintf("http://%s:3128", e->proxy_address);
+	static const char *const vars[] = { "HTTP_PROXY", "http_proxy", "HTTPS_PROXY",
+					    "https_proxy" };
+	for (size_t i = 0; i < 4; i++) {
+		cleanup_free char *want = xasprintf("%s=%s", vars[i], url);
+		bool found = false;
+		for (char **v = s->env; *v; v++)
+			found = found || strcmp(*v, want) == 0;
+		CU_ASSERT_TRUE(found);
+	}
+	/* the configuration enforces the list, the addresses and the SNI */
+	CU_ASSERT_PTR_NOT_NULL(strstr(e->config, "acl a0_host dstdomain -n ok.test\n"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(e->config, "acl a0_port port 8080\n"));
+	CU_ASSERT_PTR_NOT_NULL(
+		strstr(e->config, "acl a1_host dstdom_regex -n ^([a-z0-9-]+\\.)+w\\.test$\n"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(e->config, "127.0.0.0/8"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(e->config, "100.64.0.0/10"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(e->config, "169.254.0.0/16"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(e->config, "ssl_bump splice sni_ok\n"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(e->config, "http_access deny !listed r_list\n"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(e->hosts_file, "203.0.113.10 ok.test\n"));
+	/* the same allowlist is the same proxy; another is another */
+	brig_spec *s2 = make_ok(p, BRIG_LANG_SHELL, BRIG_ISOLATION_CONTAINER);
+	CU_ASSERT_STRING_EQUAL(s2->egress->proxy_address, e->proxy_address);
+	CU_ASSERT_TRUE(egress_same(s->egress, s2->egress));
+	spec_free(s2);
+	brig_policy *q = load_ok("{\"egress\": {\"allow\": [\"ok.test:8081\"]}}");
+	s2 = make_ok(q, BRIG_LANG_PYTHON, BRIG_ISOLATION_CONTAINER);
+	CU_ASSERT_STRING_NOT_EQUAL(s2->egress->network, e->network);
+	CU_ASSERT_FALSE(spec_same_box(s, s2));
+	spec_free(s2);
+	/* gVisor: the runtime registered for egress boxes */
+	s2 = make_ok(q, BRIG_LANG_PYTHON, BRIG_ISOLATION_GVISOR);
+	CU_ASSERT_STRING_EQUAL(s2->runtime, "runsc-egress");
+	spec_free(s2);
+	brig_policy_free(q);
+	/* no egress: no network at all */
+	q = brig_policy_new_default();
+	s2 = make_ok(q, BRIG_LANG_PYTHON, BRIG_ISOLATION_CONTAINER);
+	CU_ASSERT_PTR_NULL(s2->egress);
+	CU_ASSERT_STRING_EQUAL(s2->network, "none");
+	spec_free(s2);
+	brig_policy_free(q);
+	spec_free(s);
+	brig_policy_free(p);
+	unsetenv("BRIG_CACHE_DIR");
+	rmdir(dir);
+}
+
 static CU_TestInfo tests[] = {
 	{ "defaults", test_defaults },
 	{ "empty object is the defaults", test_empty_object_is_defaults },
@@ -2374,6 +2561,10 @@ static CU_TestInfo tests[] = {
 	{ "workspace box: the run's change line", test_workspace_changes },
 	{ "spec: the gVisor box is final (wrapper, env, slack)", test_spec_gvisor_final_box },
 	{ "outcome -> result: verdicts, marker, cap", test_finish_outcome },
+	{ "egress: allowlist entries and hosts", test_egress_entries },
+	{ "egress: policy keys, types, limits, round trip", test_egress_policy_keys },
+	{ "egress: overrides and loosening", test_egress_override },
+	{ "spec: egress network, proxy, env, config", test_spec_egress },
 	CU_TEST_INFO_NULL,
 };
 

@@ -1,0 +1,373 @@
+/* egress.c - the egress allowlist: validation, and the network, proxy address and squid
+ * configuration derived from it (egress.h).
+ *
+ * The proxy is squid from Debian (image brig/egress, scripts/build-images).  What the generated
+ * configuration enforces, in order:
+ *   - only the box network's own subnet may use the proxy;
+ *   - the request's host:port must match an allowlist entry (dstdomain -n: an IP literal is
+ *     never reverse-resolved into a name, so a raw IP is never "listed");
+ *   - after resolution, no address of the destination may lie in loopback, RFC 1918,
+ *     link-local, CGNAT, "this network", benchmarking, multicast or reserved space, nor be one
+ *     of the host's own addresses (which include the Docker bridges' gateways) - whatever name
+ *     pointed there (squid connects to the addresses it checked: one ipcache entry);
+ *   - CONNECT: squid peeks at the TLS ClientHello and splices (no interception) only when its
+ *     SNI matches the same allowlist entry as the CONNECT host; otherwise it terminates the
+ *     connection (the CONNECT was already answered 200, so that refusal is a closed TLS
+ *     connection, not a 403; a ClientHello without SNI is checked against the CONNECT host);
+ *   - every HTTP refusal is a 403 carrying X-Brig-Egress-Refused: not-a-box |
+ *     not-in-allowlist | destination-address, and the access log line says the same.
+ */
+#include "config.h"
+
+#include <arpa/inet.h>
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "audit.h"
+#include "egress.h"
+#include "util.h"
+
+/* Destinations never connected to (IPv4: Docker networks carry no IPv6 here, and squid runs
+ * without it). */
+static const char *const blocked_ranges[] = {
+	"0.0.0.0/8",      /* "this network" */
+	"10.0.0.0/8",     /* RFC 1918 */
+	"100.64.0.0/10",  /* CGNAT, RFC 6598 */
+	"127.0.0.0/8",    /* loopback */
+	"169.254.0.0/16", /* link-local (cloud metadata services) */
+	"172.16.0.0/12",  /* RFC 1918 (Docker's default bridges) */
+	"192.0.0.0/24",   /* IETF protocol assignments */
+	"192.168.0.0/16", /* RFC 1918 */
+	"198.18.0.0/15",  /* benchmarking */
+	"224.0.0.0/4",    /* multicast */
+	"240.0.0.0/4",    /* reserved, broadcast */
+};
+
+/* ---- validation ---------------------------------------------------------------------------- */
+
+/* A DNS name in lowercase: labels of [a-z0-9-], 1..63 bytes, not starting or ending with '-',
+ * at least two labels, the last not all digits (no IPv4 literal). */
+static int check_name(const char *s, size_t n, char *why, size_t why_len)
+{
+	if (n == 0 || n > EGRESS_NAME_MAX) {
+		snprintf(why, why_len, "the host name must have 1..%d characters", EGRESS_NAME_MAX);
+		return -1;
+	}
+	size_t labels = 0, start = 0;
+	bool last_numeric = true;
+	for (size_t i = 0; i <= n; i++) {
+		if (i < n && s[i] != '.') {
+			char c = s[i];
+			if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-')) {
+				snprintf(why, why_len,
+					 "the host name may contain only a-z, 0-9, '-' and '.' "
+					 "(lowercase; "
+					 "found '%c' at %zu)",
+					 c >= 0x20 && c < 0x7f ? c : '?', i + 1);
+				return -1;
+			}
+			continue;
+		}
+		size_t len = i - start;
+		if (len == 0 || len > 63 || s[start] == '-' || s[i - 1] == '-') {
+			snprintf(why, why_len,
+				 "label %zu of the host name is empty, longer than 63 characters, "
+				 "or "
+				 "starts or ends with '-'",
+				 labels + 1);
+			return -1;
+		}
+		last_numeric = strspn(s + start, "0123456789") >= len;
+		labels++;
+		start = i + 1;
+	}
+	if (labels < 2) {
+		snprintf(why, why_len, "the host name needs at least two labels (a.b)");
+		return -1;
+	}
+	if (last_numeric) {
+		snprintf(why, why_len,
+			 "an IP address is not allowed: name the host (the proxy resolves it and "
+			 "checks the address)");
+		return -1;
+	}
+	return 0;
+}
+
+int egress_check_entry(const char *entry, char *why, size_t why_len)
+{
+	const char *colon = strrchr(entry, ':');
+	if (!colon) {
+		snprintf(why, why_len,
+			 "expected host:port (e.g. pypi.org:443 or *.example.org:443)");
+		return -1;
+	}
+	long port;
+	const char *ps = colon + 1;
+	if (*ps < '1' || *ps > '9' || strspn(ps, "0123456789") != strlen(ps) ||
+	    !parse_long(ps, 1, 65535, &port)) {
+		snprintf(why, why_len, "the port must be a number from 1 to 65535");
+		return -1;
+	}
+	const char *host = entry;
+	if (strncmp(host, "*.", 2) == 0)
+		host += 2;
+	if (memchr(host, '*', (size_t)(colon - host))) {
+		snprintf(why, why_len,
+			 "a wildcard is only allowed as the first label (*.example.org)");
+		return -1;
+	}
+	return check_name(host, (size_t)(colon - host), why, why_len);
+}
+
+int egress_check_host(const char *entry, char *why, size_t why_len)
+{
+	const char *eq = strchr(entry, '=');
+	if (!eq) {
+		snprintf(why, why_len, "expected name=address");
+		return -1;
+	}
+	if (check_name(entry, (size_t)(eq - entry), why, why_len) < 0)
+		return -1;
+	unsigned char buf[sizeof(struct in6_addr)];
+	if (inet_pton(AF_INET, eq + 1, buf) != 1 && inet_pton(AF_INET6, eq + 1, buf) != 1) {
+		snprintf(why, why_len, "the address must be an IPv4 or IPv6 address");
+		return -1;
+	}
+	return 0;
+}
+
+static bool strv_has(char *const *v, const char *s)
+{
+	for (; v && *v; v++)
+		if (strcmp(*v, s) == 0)
+			return true;
+	return false;
+}
+
+bool egress_subset(char *const *next, char *const *prev)
+{
+	for (; next && *next; next++)
+		if (!strv_has(prev, *next))
+			return false;
+	return true;
+}
+
+/* ---- the derived network and proxy --------------------------------------------------------- */
+
+static void ip4_text(uint32_t a, char *buf, size_t len)
+{
+	snprintf(buf, len, "%u.%u.%u.%u", a >> 24, (a >> 16) & 255, (a >> 8) & 255, a & 255);
+}
+
+/* The squid ACL value for an entry's host: dstdomain / ssl::server_name take a name as it is;
+ * a wildcard becomes a regex of one or more labels under it (not the name itself). */
+static void add_host_acl(strbuf *sb, const char *acl, const char *kind_exact,
+			 const char *kind_regex, const char *host, size_t n)
+{
+	if (strncmp(host, "*.", 2) != 0) {
+		sb_printf(sb, "acl %s %s %.*s\n", acl, kind_exact, (int)n, host);
+		return;
+	}
+	sb_printf(sb, "acl %s %s ^([a-z0-9-]+\\.)+", acl, kind_regex);
+	for (size_t i = 2; i < n; i++) {
+		if (host[i] == '.')
+			sb_puts(sb, "\\.");
+		else
+			sb_append(sb, &host[i], 1);
+	}
+	sb_puts(sb, "$\n");
+}
+
+static char *squid_config(const brig_egress *e, char *const *blocked)
+{
+	strbuf sb;
+	sb_init(&sb);
+	sb_printf(&sb,
+		  "# brig egress proxy %s: generated from the policy's egress.allow; not to be "
+		  "edited\n",
+		  e->digest);
+	for (char **a = e->allow; *a; a++)
+		sb_printf(&sb, "#   allow %s\n", *a);
+	sb_printf(&sb,
+		  "http_port %d ssl-bump tls-cert=/etc/squid/splice.pem "
+		  "generate-host-certificates=off\n"
+		  "pinger_enable off\n"
+		  "visible_hostname brig-egress\n"
+		  "pid_filename none\n"
+		  "coredump_dir none\n"
+		  "cache deny all\n"
+		  "cache_mem 0 MB\n"
+		  "shutdown_lifetime 0 seconds\n"
+		  "via off\n"
+		  "forwarded_for delete\n"
+		  "httpd_suppress_version_string on\n"
+		  "hosts_file /etc/brig-egress/hosts\n"
+		  "logformat brig %%ts.%%03tu %%>a %%rm %%ru %%>Hs %%<a %%>st %%<st "
+		  "%%{brig-refused}note %%ssl::>sni\n"
+		  "access_log stdio:/dev/stdout brig\n"
+		  "cache_log stdio:/dev/stderr\n"
+		  "acl boxes src %s\n"
+		  "acl blocked_dst dst",
+		  e->proxy_port, e->subnet);
+	for (size_t i = 0; i < sizeof blocked_ranges / sizeof *blocked_ranges; i++)
+		sb_printf(&sb, " %s", blocked_ranges[i]);
+	for (char *const *b = blocked; b && *b; b++)
+		if (!strchr(*b, ':'))
+			sb_printf(&sb, " %s", *b);
+	sb_puts(&sb, "\n"
+		     "acl step1 at_step SslBump1\n"
+		     "acl r_box annotate_transaction brig-refused=not-a-box\n"
+		     "acl r_list annotate_transaction brig-refused=not-in-allowlist\n"
+		     "acl r_addr annotate_transaction brig-refused=destination-address\n"
+		     "acl refused note brig-refused\n");
+	size_t n = 0;
+	for (char **a = e->allow; *a; a++, n++) {
+		const char *colon = strrchr(*a, ':');
+		size_t hl = (size_t)(colon - *a);
+		char name[32];
+		snprintf(name, sizeof name, "a%zu_host", n);
+		add_host_acl(&sb, name, "dstdomain -n", "dstdom_regex -n", *a, hl);
+		snprintf(name, sizeof name, "a%zu_sni", n);
+		add_host_acl(&sb, name, "ssl::server_name", "ssl::server_name_regex", *a, hl);
+		sb_printf(&sb, "acl a%zu_port port %s\n", n, colon + 1);
+		sb_printf(&sb, "acl a%zu all-of a%zu_host a%zu_port\n", n, n, n);
+		sb_printf(&sb, "acl a%zu_tls all-of a%zu_host a%zu_port a%zu_sni\n", n, n, n, n);
+	}
+	sb_puts(&sb, "acl listed any-of");
+	for (size_t i = 0; i < n; i++)
+		sb_printf(&sb, " a%zu", i);
+	sb_puts(&sb, "\nacl sni_ok any-of");
+	for (size_t i = 0; i < n; i++)
+		sb_printf(&sb, " a%zu_tls", i);
+	sb_printf(&sb,
+		  "\n"
+		  "http_access deny !boxes r_box\n"
+		  "http_access deny !listed r_list\n"
+		  "http_access deny blocked_dst r_addr\n"
+		  "http_access allow listed\n"
+		  "http_access deny all r_list\n"
+		  "ssl_bump peek step1\n"
+		  "ssl_bump splice sni_ok\n"
+		  "ssl_bump terminate all\n"
+		  "reply_header_add %s \"%%{brig-refused}note\" refused\n",
+		  EGRESS_REASON_HDR);
+	return sb_steal(&sb);
+}
+
+static char *hosts_text(char *const *hosts)
+{
+	strbuf sb;
+	sb_init(&sb);
+	sb_puts(&sb, "# brig egress proxy: the policy's egress.hosts\n");
+	for (; hosts && *hosts; hosts++) {
+		const char *eq = strchr(*hosts, '=');
+		sb_printf(&sb, "%s %.*s\n", eq + 1, (int)(eq - *hosts), *hosts);
+	}
+	return sb_steal(&sb);
+}
+
+brig_egress *egress_build(char *const *allow, char *const *hosts, char *const *blocked)
+{
+	if (!allow || !allow[0])
+		return NULL;
+	/* the digest covers what the proxy enforces: the list and the names it was given */
+	strbuf key;
+	sb_init(&key);
+	for (char *const *a = allow; *a; a++)
+		sb_printf(&key, "allow %s\n", *a);
+	for (char *const *h = hosts; h && *h; h++)
+		sb_printf(&key, "host %s\n", *h);
+	char hex[65];
+	sha256_hex(key.data, key.len, hex);
+	sb_free(&key);
+
+	brig_egress *e = xcalloc(1, sizeof *e);
+	e->struct_size = sizeof *e;
+	e->digest = xstrndup(hex, 12);
+	e->network = xasprintf("brig-egress-%s", e->digest);
+	e->proxy_name = xasprintf("brig-egress-%s", e->digest);
+	e->outer_network = xstrdup(EGRESS_OUTER);
+	e->proxy_image = xstrdup(EGRESS_IMAGE);
+	e->proxy_port = EGRESS_PROXY_PORT;
+	unsigned slot = (unsigned)strtoul(e->digest + 9, NULL, 16) % EGRESS_POOL_SLOTS;
+	uint32_t base = EGRESS_POOL_FIRST + slot * 1024u;
+	char a[INET_ADDRSTRLEN];
+	ip4_text(base, a, sizeof a);
+	e->subnet = xasprintf("%s/22", a);
+	ip4_text(base + 1, a, sizeof a);
+	e->gateway = xstrdup(a);
+	ip4_text(base + 2, a, sizeof a);
+	e->proxy_address = xstrdup(a);
+	e->allow = strv_copy((char **)allow);
+	e->hosts = hosts && hosts[0] ? strv_copy((char **)hosts) : NULL;
+	e->config = squid_config(e, blocked);
+	e->hosts_file = hosts_text(hosts);
+	return e;
+}
+
+void egress_free(brig_egress *e)
+{
+	if (!e)
+		return;
+	free(e->digest);
+	free(e->network);
+	free(e->subnet);
+	free(e->gateway);
+	free(e->outer_network);
+	free(e->proxy_name);
+	free(e->proxy_image);
+	free(e->proxy_address);
+	strv_free(e->allow);
+	strv_free(e->hosts);
+	free(e->config);
+	free(e->hosts_file);
+	free(e->config_dir);
+	free(e);
+}
+
+static bool opt_eq(const char *a, const char *b)
+{
+	return (!a && !b) || (a && b && strcmp(a, b) == 0);
+}
+
+bool egress_same(const brig_egress *a, const brig_egress *b)
+{
+	if (!a || !b)
+		return a == b;
+	return strcmp(a->digest, b->digest) == 0 && strcmp(a->config, b->config) == 0 &&
+	       opt_eq(a->config_dir, b->config_dir);
+}
+
+char **egress_host_addresses(void)
+{
+	struct ifaddrs *ifa = NULL;
+	size_t n = 0, cap = 8;
+	char **v = xcalloc(cap + 1, sizeof *v);
+	if (getifaddrs(&ifa) < 0)
+		return v;
+	for (struct ifaddrs *i = ifa; i; i = i->ifa_next) {
+		if (!i->ifa_addr || i->ifa_addr->sa_family != AF_INET)
+			continue;
+		char buf[INET_ADDRSTRLEN];
+		const struct sockaddr_in *sin =
+			(const struct sockaddr_in *)(const void *)i->ifa_addr;
+		if (!inet_ntop(AF_INET, &sin->sin_addr, buf, sizeof buf))
+			continue;
+		cleanup_free char *s = xasprintf("%s/32", buf);
+		if (strv_has(v, s))
+			continue;
+		if (n == cap) {
+			cap *= 2;
+			v = xrealloc(v, (cap + 1) * sizeof *v);
+		}
+		v[n++] = steal_pointer(&s);
+		v[n] = NULL;
+	}
+	freeifaddrs(ifa);
+	return v;
+}
