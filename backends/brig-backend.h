@@ -34,7 +34,7 @@
 #include "brig.h"
 
 #define BRIG_BACKEND_ABI_MAJOR    2
-#define BRIG_BACKEND_ABI_MINOR    2
+#define BRIG_BACKEND_ABI_MINOR    3
 #define BRIG_BACKEND_ENTRY_SYMBOL "brig_backend_entry"
 
 enum brig_log_level {
@@ -195,6 +195,15 @@ typedef struct brig_backend {
 	/* The named container's state in *state: 0 no such container, 1 exists but not running,
 	 * 2 running. */
 	int (*container_state)(const char *name, int *state, brig_error **err);
+
+	/* ---- appended in ABI 2.3: egress (BRIG_FEATURE_NETWORKS) ---- */
+	/* Make sure the proxy of `egress` runs on its two networks (created if missing) and
+	 * answers, within a few seconds; the host has written egress->config_dir.  Concurrent
+	 * callers for the same proxy are fine.  0, or < 0 with the reason: then no box may run. */
+	int (*egress_ensure)(const brig_egress *egress, brig_error **err);
+	/* Remove every egress proxy (and its internal network) that no box is attached to and
+	 * that started more than idle_seconds ago; *removed counts the proxies removed. */
+	int (*egress_gc)(int idle_seconds, int *removed, brig_error **err);
 } brig_backend;
 
 /* Fields up to and including `run` are required of every plugin. */

@@ -227,13 +227,8 @@ void dock_engine_version(dock_engine *e)
 
 /* ---- small operations -------------------------------------------------------------------- */
 
-/* One request on the negotiated engine: path is "/v<api>" + the formatted rest. */
-static int engine_request(const char *method, long timeout_ms, const char *json,
-			  dock_response *resp, brig_error **err, const char *fmt, ...)
-	__attribute__((format(printf, 6, 7)));
-
-static int engine_request(const char *method, long timeout_ms, const char *json,
-			  dock_response *resp, brig_error **err, const char *fmt, ...)
+int dock_engine_request(const char *method, long timeout_ms, const char *json, dock_response *resp,
+			brig_error **err, const char *fmt, ...)
 {
 	dock_engine e = { .socket = NULL };
 	int r = dock_engine_get(&e, err);
@@ -256,8 +251,8 @@ int dock_remove(const char *name, brig_error **err)
 				   name ? name : "");
 	cleanup_response dock_response resp;
 	dock_response_init(&resp);
-	int r = engine_request("DELETE", REMOVE_MS, NULL, &resp, err, "/containers/%s?force=1&v=1",
-			       name);
+	int r = dock_engine_request("DELETE", REMOVE_MS, NULL, &resp, err,
+				    "/containers/%s?force=1&v=1", name);
 	if (r < 0)
 		return r;
 	/* 404: already gone; 409: a removal is already in progress */
@@ -334,7 +329,7 @@ static int inspect_json(const char *kind, const char *name, dock_response *resp,
 			brig_error **err)
 {
 	*out = NULL;
-	int r = engine_request("GET", QUERY_MS, NULL, resp, err, "/%s/%s/json", kind, name);
+	int r = dock_engine_request("GET", QUERY_MS, NULL, resp, err, "/%s/%s/json", kind, name);
 	if (r < 0)
 		return r;
 	if (resp->status == 404)
@@ -469,8 +464,8 @@ int dock_list_labelled(const char *label, char ***names, char ***owners, brig_er
 	cleanup_free char *filter = dock_filters((const char *const[]){ "label", label, NULL });
 	cleanup_response dock_response resp;
 	dock_response_init(&resp);
-	int r = engine_request("GET", QUERY_MS, NULL, &resp, err,
-			       "/containers/json?all=1&filters=%s", filter);
+	int r = dock_engine_request("GET", QUERY_MS, NULL, &resp, err,
+				    "/containers/json?all=1&filters=%s", filter);
 	if (r < 0)
 		return r;
 	if (resp.status != 200) {
@@ -509,10 +504,11 @@ int dock_volume_create(const char *name, char *const *driver_opts, char *const *
 	json_object_object_add(b, "Labels", kv_object(labels));
 	cleanup_response dock_response resp;
 	dock_response_init(&resp);
-	int r = engine_request("POST", QUERY_MS,
-			       json_object_to_json_string_ext(
-				       b, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE),
-			       &resp, err, "/volumes/create");
+	int r = dock_engine_request(
+		"POST", QUERY_MS,
+		json_object_to_json_string_ext(b, JSON_C_TO_STRING_PLAIN |
+							  JSON_C_TO_STRING_NOSLASHESCAPE),
+		&resp, err, "/volumes/create");
 	json_object_put(b);
 	if (r < 0)
 		return r;
@@ -530,7 +526,7 @@ int dock_volume_remove(const char *name, brig_error **err)
 				   name ? name : "");
 	cleanup_response dock_response resp;
 	dock_response_init(&resp);
-	int r = engine_request("DELETE", REMOVE_MS, NULL, &resp, err, "/volumes/%s", name);
+	int r = dock_engine_request("DELETE", REMOVE_MS, NULL, &resp, err, "/volumes/%s", name);
 	if (r < 0)
 		return r;
 	if (resp.status == 204 || resp.status == 200 || resp.status == 404)
@@ -552,10 +548,11 @@ int dock_start_detached(const brig_spec *spec, brig_error **err)
 		json_object_object_add(b, off[i], json_object_new_boolean(false));
 	cleanup_response dock_response resp;
 	dock_response_init(&resp);
-	int r = engine_request("POST", QUERY_MS,
-			       json_object_to_json_string_ext(
-				       b, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE),
-			       &resp, err, "/containers/create?name=%s", spec->name);
+	int r = dock_engine_request(
+		"POST", QUERY_MS,
+		json_object_to_json_string_ext(b, JSON_C_TO_STRING_PLAIN |
+							  JSON_C_TO_STRING_NOSLASHESCAPE),
+		&resp, err, "/containers/create?name=%s", spec->name);
 	json_object_put(b);
 	if (r < 0)
 		return r;
@@ -566,7 +563,8 @@ int dock_start_detached(const brig_spec *spec, brig_error **err)
 	}
 	dock_response_free(&resp);
 	dock_response_init(&resp);
-	r = engine_request("POST", QUERY_MS, NULL, &resp, err, "/containers/%s/start", spec->name);
+	r = dock_engine_request("POST", QUERY_MS, NULL, &resp, err, "/containers/%s/start",
+				spec->name);
 	if (r == 0 && resp.status != 204 && resp.status != 304) {
 		cleanup_free char *txt = dock_error_text(&resp);
 		r = plugin_fail(err, BRIG_E_SANDBOX, 0, "starting container %s: HTTP %ld: %s",
@@ -612,7 +610,7 @@ int dock_runtime_lookup(const char *runtime, dock_runtime *rt, brig_error **err)
 	sb_init(&rt->identity);
 	cleanup_response dock_response resp;
 	dock_response_init(&resp);
-	int r = engine_request("GET", QUERY_MS, NULL, &resp, err, "/info");
+	int r = dock_engine_request("GET", QUERY_MS, NULL, &resp, err, "/info");
 	if (r < 0)
 		return r;
 	json_object *info = json_tokener_parse(resp.body.data ? resp.body.data : "");

@@ -17,9 +17,16 @@
 #define DOCK_API_MIN_MINOR        40 /* oldest engine API brig accepts: 1.40 */
 
 /* What the libdock plugins honour of a spec (brig-backend.h). */
-#define DOCK_FEATURES                                                               \
-	(BRIG_FEATURE_SECCOMP_PROFILE | BRIG_FEATURE_CANCEL | BRIG_FEATURE_MOUNTS | \
-	 BRIG_FEATURE_MASKED_PATHS | BRIG_FEATURE_IMAGE_ID | BRIG_FEATURE_WORKSPACES)
+#define DOCK_FEATURES                                                                  \
+	(BRIG_FEATURE_SECCOMP_PROFILE | BRIG_FEATURE_CANCEL | BRIG_FEATURE_MOUNTS |    \
+	 BRIG_FEATURE_MASKED_PATHS | BRIG_FEATURE_IMAGE_ID | BRIG_FEATURE_WORKSPACES | \
+	 BRIG_FEATURE_NETWORKS)
+
+struct dock_response;
+/* One request on the negotiated engine: path is "/v<api>" + the formatted rest. */
+int dock_engine_request(const char *method, long timeout_ms, const char *json,
+			struct dock_response *resp, brig_error **err, const char *fmt, ...)
+	__attribute__((format(printf, 6, 7)));
 
 /* Once per plugin, from its entry point: remember the host, initialise libcurl. */
 void dock_init(const brig_host_services *host);
@@ -84,6 +91,9 @@ int dock_volume_create(const char *name, char *const *driver_opts, char *const *
 int dock_volume_remove(const char *name, brig_error **err);
 int dock_start_detached(const brig_spec *spec, brig_error **err);
 int dock_container_state(const char *name, int *state, brig_error **err);
+/* The egress proxies (dock_egress.c). */
+int dock_egress_ensure(const brig_egress *e, brig_error **err);
+int dock_egress_gc(int idle_seconds, int *removed, brig_error **err);
 
 /* A Docker container name ([A-Za-z0-9][A-Za-z0-9_.-]*): safe in a URL path as it is. */
 bool dock_valid_name(const char *s);

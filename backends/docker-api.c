@@ -35,6 +35,8 @@ static const brig_backend docker_api_backend = {
 	.volume_remove = dock_volume_remove,
 	.start_detached = dock_start_detached,
 	.container_state = dock_container_state,
+	.egress_ensure = dock_egress_ensure,
+	.egress_gc = dock_egress_gc,
 };
 
 __attribute__((visibility("default"))) const brig_backend *

@@ -417,6 +417,8 @@ void brig_policy_get_limits(const brig_policy *p, brig_policy_limits *out)
 	};
 }
 
+#define GC_EGRESS_IDLE_S 300
+
 /* ---- gc -------------------------------------------------------------------------------------- */
 
 int brig_gc(brig_ctx *ctx, int *removed, brig_error **err)
@@ -437,5 +439,24 @@ int brig_gc(brig_ctx *ctx, int *removed, brig_error **err)
 	if (r == 0)
 		r = ws_expire_all(ctx, lb, &ended, err);
 	*removed += ended;
+	if (r < 0)
+		return r;
+	/* egress proxies no box is attached to, started more than GC_EGRESS_IDLE_S ago
+	 * ($BRIG_EGRESS_IDLE_SECONDS: an operator's, e.g. 0 in tests) */
+	int (*egc)(int, int *, brig_error **) = BE_HOOK(lb->be, egress_gc);
+	for (size_t i = 0; i < ctx->n_backends && !egc; i++) {
+		loaded_backend *c = &ctx->backends[i];
+		if (BE_HOOK(c->be, egress_gc) && probe_backend(ctx, c, NULL))
+			egc = c->be->egress_gc;
+	}
+	if (!egc)
+		return 0;
+	long idle = GC_EGRESS_IDLE_S;
+	const char *v = secure_getenv("BRIG_EGRESS_IDLE_SECONDS");
+	if (v && !parse_long(v, 0, 86400 * 365, &idle))
+		idle = GC_EGRESS_IDLE_S;
+	int proxies = 0;
+	r = egc((int)idle, &proxies, err);
+	*removed += proxies;
 	return r;
 }

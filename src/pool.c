@@ -242,6 +242,9 @@ static bool follow_backend(brig_pool *p)
 	else if (!BE_HOOK(lb->be, prepare) || !BE_HOOK(lb->be, run_prepared) ||
 		 !BE_HOOK(lb->be, discard))
 		why = xasprintf("backend %s cannot prepare containers", lb->be->name);
+	else if (p->ctx->policy->egress_allow && p->ctx->policy->egress_allow[0])
+		why = xstrdup("boxes with egress are not kept warm (each run makes sure of its "
+			      "proxy first)");
 	brig_error_free(e);
 	pthread_mutex_lock(&p->lock);
 	p->choosing = false;

@@ -6,8 +6,14 @@
  */
 #include "config.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "images.h"
 #include "internal.h"
@@ -202,18 +208,72 @@ static bool run_pooled(run_ctx *rc, const brig_run_control *ctl, brig_outcome *o
 	return true;
 }
 
+/* Write `text` to dir/name (mode 0644: the proxy reads it as an unprivileged user), replacing
+ * it atomically; unchanged content is left alone. */
+static int write_config(const char *dir, const char *name, const char *text, brig_error **err)
+{
+	cleanup_free char *file = xasprintf("%s/%s", dir, name);
+	cleanup_free char *tmp = xasprintf("%s/.%s.XXXXXX", dir, name);
+	int fd = mkostemp(tmp, O_CLOEXEC);
+	if (fd < 0)
+		return brig_fail(err, BRIG_E_SANDBOX, errno, "egress: cannot write %s", file);
+	bool ok = fchmod(fd, 0644) == 0 && write_all(fd, text, strlen(text)) == 0;
+	ok = close(fd) == 0 && ok;
+	if (!ok || rename(tmp, file) < 0) {
+		int e = errno;
+		unlink(tmp);
+		return brig_fail(err, BRIG_E_SANDBOX, e, "egress: cannot write %s", file);
+	}
+	return 0;
+}
+
+/* The proxy of the box's allowlist is up and answering before the box exists: its
+ * configuration written where the proxy mounts it, then the backend's egress_ensure.  A proxy
+ * that cannot start is the sandbox's failure: the box never runs with other network. */
+static int egress_up(run_ctx *rc, brig_error **err)
+{
+	const brig_egress *e = rc->cold->egress;
+	if (!e)
+		return 0;
+	int64_t t0 = now_ms();
+	if (!BE_HOOK(rc->lb->be, egress_ensure))
+		return brig_fail(err, BRIG_E_SANDBOX, 0, "egress: backend %s cannot start proxies",
+				 rc->lb->be->name);
+	if (mkdir(e->config_dir, 0755) < 0 && errno != EEXIST)
+		return brig_fail(err, BRIG_E_SANDBOX, errno, "egress: cannot create %s",
+				 e->config_dir);
+	if (chmod(e->config_dir, 0755) < 0)
+		return brig_fail(err, BRIG_E_SANDBOX, errno, "egress: cannot chmod %s",
+				 e->config_dir);
+	int r = write_config(e->config_dir, "squid.conf", e->config, err);
+	if (r == 0)
+		r = write_config(e->config_dir, "hosts", e->hosts_file, err);
+	if (r == 0)
+		r = rc->lb->be->egress_ensure(e, err);
+	if (r < 0)
+		brig_error_prefix(err, "egress proxy %s", e->proxy_name);
+	core_debug("run: egress proxy %s ready in %lld ms", e->proxy_name,
+		   (long long)(now_ms() - t0));
+	return r;
+}
+
 static void run_box(run_ctx *rc, const brig_run_control *ctl)
 {
 	brig_outcome o = { .struct_size = sizeof o, .exit_code = -1 };
 	pool_run_begin(rc->ctx->pool);
 	int64_t t0 = now_ms();
-	if (!run_pooled(rc, ctl, &o)) {
+	brig_error *ee = NULL;
+	if (egress_up(rc, &ee) < 0) {
+		rc->spec = rc->cold;
+		failed_before_start(&o, ee);
+	} else if (!run_pooled(rc, ctl, &o)) {
 		brig_error *e = NULL;
 		rc->spec = rc->cold;
 		if (rc->lb->be->run(rc->cold, ctl, &o, &e) < 0)
 			failed_before_start(&o, e);
 		brig_error_free(e);
 	}
+	brig_error_free(ee);
 	rc->res.duration_ms = now_ms() - t0;
 	pool_run_end(rc->ctx->pool);
 	if (o.sandbox_error && o.transient)

@@ -1,0 +1,387 @@
+/* dock_egress.c - the egress proxies over the Engine API: the proxies' outer network, one
+ * --internal network per allowlist, the squid container joined to both, its health check, and
+ * the removal of idle ones (brig-backend.h: egress_ensure, egress_gc).
+ *
+ * The internal network is created with com.docker.network.bridge.inhibit_ipv4: the bridge gets
+ * no address of the host's, so a box on it reaches nothing but the other containers on it -
+ * the proxy.  The proxy runs as nobody with a read-only root, no capabilities, bounded memory
+ * and processes; its access log goes to its json-file log (capped), which the host reads for
+ * the audit.  The proxy carries the label brig.egress=<digest>, not "brig": the janitors of
+ * boxes must not take it for a leftover box.
+ */
+#include "config.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "dock.h"
+#include "dock_http.h"
+#include "plugin_host.h"
+
+#define EG_QUERY_MS    15000L
+#define EG_CREATE_MS   30000L
+#define EG_HEALTHY_MS  15000 /* a fresh squid answers in ~0.5 s */
+#define EG_CONNECT_MS  1000
+#define EG_LABEL       "brig.egress"
+#define EG_MEMORY      (128LL << 20)
+#define EG_PIDS        64
+#define EG_CONFIG_PATH "/etc/brig-egress"
+#define EG_OUTER       "brig-egress-out" /* policy/egress.h EGRESS_OUTER */
+
+static json_object *parse_body(const dock_response *r)
+{
+	return json_tokener_parse(r->body.data ? r->body.data : "");
+}
+
+static int http_fail(brig_error **err, const char *what, const dock_response *r)
+{
+	cleanup_free char *txt = dock_error_text(r);
+	return plugin_fail(err, BRIG_E_SANDBOX, 0, "%s: HTTP %ld: %s", what, r->status, txt);
+}
+
+static json_object *labels(const char *value)
+{
+	json_object *l = json_object_new_object();
+	json_object_object_add(l, EG_LABEL, json_object_new_string(value));
+	return l;
+}
+
+/* POST /networks/create; "already exists" (a concurrent caller) is fine. */
+static int network_create(const char *name, json_object *body, brig_error **err)
+{
+	cleanup_response dock_response resp;
+	dock_response_init(&resp);
+	int r = dock_engine_request("POST", EG_CREATE_MS, json_object_to_json_string(body), &resp,
+				    err, "/networks/create");
+	json_object_put(body);
+	if (r < 0)
+		return r;
+	if (resp.status == 201)
+		return 0;
+	cleanup_free char *txt = dock_error_text(&resp);
+	if (resp.status == 409 || strstr(txt, "already exists"))
+		return 0;
+	return plugin_fail(err, BRIG_E_SANDBOX, 0, "creating network %s: HTTP %ld: %s", name,
+			   resp.status, txt);
+}
+
+static int network_exists(const char *name, brig_error **err)
+{
+	cleanup_response dock_response resp;
+	dock_response_init(&resp);
+	int r = dock_engine_request("GET", EG_QUERY_MS, NULL, &resp, err, "/networks/%s", name);
+	if (r < 0)
+		return r;
+	if (resp.status == 200)
+		return 1;
+	if (resp.status == 404)
+		return 0;
+	return http_fail(err, "looking up a network", &resp);
+}
+
+static int ensure_networks(const brig_egress *e, brig_error **err)
+{
+	int r = network_exists(e->outer_network, err);
+	if (r == 0) {
+		json_object *b = json_object_new_object();
+		json_object_object_add(b, "Name", json_object_new_string(e->outer_network));
+		json_object_object_add(b, "CheckDuplicate", json_object_new_boolean(true));
+		json_object_object_add(b, "Labels", labels("outer"));
+		r = network_create(e->outer_network, b, err);
+	}
+	if (r < 0)
+		return r;
+	r = network_exists(e->network, err);
+	if (r != 0)
+		return r < 0 ? r : 0;
+	json_object *b = json_object_new_object();
+	json_object_object_add(b, "Name", json_object_new_string(e->network));
+	json_object_object_add(b, "CheckDuplicate", json_object_new_boolean(true));
+	json_object_object_add(b, "Internal", json_object_new_boolean(true));
+	json_object *cfg = json_object_new_object();
+	json_object_object_add(cfg, "Subnet", json_object_new_string(e->subnet));
+	json_object_object_add(cfg, "Gateway", json_object_new_string(e->gateway));
+	json_object *cfgs = json_object_new_array();
+	json_object_array_add(cfgs, cfg);
+	json_object *ipam = json_object_new_object();
+	json_object_object_add(ipam, "Driver", json_object_new_string("default"));
+	json_object_object_add(ipam, "Config", cfgs);
+	json_object_object_add(b, "IPAM", ipam);
+	json_object *opts = json_object_new_object();
+	json_object_object_add(opts, "com.docker.network.bridge.inhibit_ipv4",
+			       json_object_new_string("true"));
+	json_object_object_add(b, "Options", opts);
+	json_object_object_add(b, "Labels", labels(e->digest));
+	return network_create(e->network, b, err);
+}
+
+static json_object *proxy_body(const brig_egress *e)
+{
+	json_object *b = json_object_new_object();
+	json_object_object_add(b, "Image", json_object_new_string(e->proxy_image));
+	json_object_object_add(b, "User", json_object_new_string("65534:65534"));
+	json_object_object_add(b, "Labels", labels(e->digest));
+	json_object *hc = json_object_new_object();
+	json_object_object_add(hc, "NetworkMode", json_object_new_string(e->outer_network));
+	json_object_object_add(hc, "ReadonlyRootfs", json_object_new_boolean(true));
+	json_object *tmpfs = json_object_new_object();
+	json_object_object_add(tmpfs, "/tmp",
+			       json_object_new_string("rw,noexec,nosuid,nodev,size=16m"));
+	json_object_object_add(hc, "Tmpfs", tmpfs);
+	json_object_object_add(hc, "Memory", json_object_new_int64(EG_MEMORY));
+	json_object_object_add(hc, "MemorySwap", json_object_new_int64(EG_MEMORY));
+	json_object_object_add(hc, "PidsLimit", json_object_new_int64(EG_PIDS));
+	json_object *caps = json_object_new_array();
+	json_object_array_add(caps, json_object_new_string("ALL"));
+	json_object_object_add(hc, "CapDrop", caps);
+	json_object *sec = json_object_new_array();
+	json_object_array_add(sec, json_object_new_string("no-new-privileges"));
+	json_object_object_add(hc, "SecurityOpt", sec);
+	json_object *m = json_object_new_object();
+	json_object_object_add(m, "Type", json_object_new_string("bind"));
+	json_object_object_add(m, "Source", json_object_new_string(e->config_dir));
+	json_object_object_add(m, "Target", json_object_new_string(EG_CONFIG_PATH));
+	json_object_object_add(m, "ReadOnly", json_object_new_boolean(true));
+	json_object *mounts = json_object_new_array();
+	json_object_array_add(mounts, m);
+	json_object_object_add(hc, "Mounts", mounts);
+	json_object *lc = json_object_new_object(), *lco = json_object_new_object();
+	json_object_object_add(lc, "Type", json_object_new_string("json-file"));
+	json_object_object_add(lco, "max-size", json_object_new_string("4m"));
+	json_object_object_add(lco, "max-file", json_object_new_string("2"));
+	json_object_object_add(lc, "Config", lco);
+	json_object_object_add(hc, "LogConfig", lc);
+	json_object_object_add(b, "HostConfig", hc);
+	return b;
+}
+
+/* Create, join to the internal network at its fixed address, start.  0, or 1 when another
+ * caller created it first (then only wait for it). */
+static int proxy_start(const brig_egress *e, brig_error **err)
+{
+	cleanup_response dock_response resp;
+	dock_response_init(&resp);
+	json_object *b = proxy_body(e);
+	int r = dock_engine_request("POST", EG_CREATE_MS, json_object_to_json_string(b), &resp, err,
+				    "/containers/create?name=%s", e->proxy_name);
+	json_object_put(b);
+	if (r < 0)
+		return r;
+	if (resp.status == 409)
+		return 1;
+	if (resp.status != 201)
+		return http_fail(err, "creating the proxy container", &resp);
+	json_object *c = json_object_new_object(), *ep = json_object_new_object(),
+		    *ipam = json_object_new_object();
+	json_object_object_add(ipam, "IPv4Address", json_object_new_string(e->proxy_address));
+	json_object_object_add(ep, "IPAMConfig", ipam);
+	json_object_object_add(c, "Container", json_object_new_string(e->proxy_name));
+	json_object_object_add(c, "EndpointConfig", ep);
+	dock_response_free(&resp);
+	dock_response_init(&resp);
+	r = dock_engine_request("POST", EG_CREATE_MS, json_object_to_json_string(c), &resp, err,
+				"/networks/%s/connect", e->network);
+	json_object_put(c);
+	if (r == 0 && resp.status != 200)
+		r = http_fail(err, "joining the proxy to its internal network", &resp);
+	if (r < 0)
+		return r;
+	dock_response_free(&resp);
+	dock_response_init(&resp);
+	r = dock_engine_request("POST", EG_CREATE_MS, "", &resp, err, "/containers/%s/start",
+				e->proxy_name);
+	if (r == 0 && resp.status != 204 && resp.status != 304)
+		r = http_fail(err, "starting the proxy", &resp);
+	return r;
+}
+
+/* The proxy's state: 1 running (its address on the outer network in addr), 0 exists but not
+ * running, -2 absent, < 0 (other) error. */
+static int proxy_state(const brig_egress *e, char *addr, size_t addr_len, brig_error **err)
+{
+	cleanup_response dock_response resp;
+	dock_response_init(&resp);
+	int r = dock_engine_request("GET", EG_QUERY_MS, NULL, &resp, err, "/containers/%s/json",
+				    e->proxy_name);
+	if (r < 0)
+		return r;
+	if (resp.status == 404)
+		return -2;
+	if (resp.status != 200)
+		return http_fail(err, "inspecting the proxy", &resp);
+	json_object *o = parse_body(&resp), *st, *run, *ns, *nets, *net, *ip;
+	bool running = json_object_object_get_ex(o, "State", &st) &&
+		       json_object_object_get_ex(st, "Running", &run) &&
+		       json_object_get_boolean(run);
+	addr[0] = '\0';
+	if (json_object_object_get_ex(o, "NetworkSettings", &ns) &&
+	    json_object_object_get_ex(ns, "Networks", &nets) &&
+	    json_object_object_get_ex(nets, e->outer_network, &net) &&
+	    json_object_object_get_ex(net, "IPAddress", &ip))
+		snprintf(addr, addr_len, "%s", json_object_get_string(ip));
+	json_object_put(o);
+	return running ? 1 : 0;
+}
+
+/* Does squid answer HTTP at addr:port?  Any HTTP status line will do (it refuses the host,
+ * which is not a box, with a 403). */
+static bool proxy_answers(const char *addr, int port)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
+	if (inet_pton(AF_INET, addr, &sa.sin_addr) != 1)
+		return false;
+	cleanup_close int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return false;
+	if (connect(fd, (struct sockaddr *)&sa, sizeof sa) < 0 && errno != EINPROGRESS)
+		return false;
+	struct pollfd p = { .fd = fd, .events = POLLOUT };
+	if (poll(&p, 1, EG_CONNECT_MS) != 1)
+		return false;
+	static const char req[] = "GET http://brig-health.invalid/ HTTP/1.0\r\n\r\n";
+	if (send(fd, req, sizeof req - 1, MSG_NOSIGNAL) != (ssize_t)(sizeof req - 1))
+		return false;
+	char buf[16];
+	size_t got = 0;
+	while (got < 7) {
+		p = (struct pollfd){ .fd = fd, .events = POLLIN };
+		if (poll(&p, 1, EG_CONNECT_MS) != 1)
+			return false;
+		ssize_t n = recv(fd, buf + got, sizeof buf - got, 0);
+		if (n <= 0)
+			return false;
+		got += (size_t)n;
+	}
+	return memcmp(buf, "HTTP/1.", 7) == 0;
+}
+
+static int64_t mono_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int dock_egress_ensure(const brig_egress *e, brig_error **err)
+{
+	if (!e || !BRIG_HAS_FIELD(e, brig_egress, config_dir) || !e->config_dir ||
+	    !dock_valid_name(e->proxy_name) || !dock_valid_name(e->network) ||
+	    !dock_valid_name(e->outer_network))
+		return plugin_fail(err, BRIG_E_USAGE, 0,
+				   "egress_ensure: not an egress description");
+	char addr[64] = "";
+	int st = proxy_state(e, addr, sizeof addr, err);
+	if (st == 1 && addr[0] && proxy_answers(addr, e->proxy_port))
+		return 0;
+	if (st < 0 && st != -2)
+		return st;
+	if (st >= 0) { /* there but stopped or not answering: start afresh */
+		int r = dock_remove(e->proxy_name, err);
+		if (r < 0)
+			return r;
+	}
+	int r = ensure_networks(e, err);
+	if (r == 0)
+		r = proxy_start(e, err);
+	if (r < 0) {
+		(void)dock_remove(e->proxy_name, NULL);
+		return r;
+	}
+	int64_t end = mono_ms() + EG_HEALTHY_MS;
+	do {
+		st = proxy_state(e, addr, sizeof addr, err);
+		if (st == 1 && addr[0] && proxy_answers(addr, e->proxy_port))
+			return 0;
+		if (st < 0 && st != -2)
+			return st;
+		if (st == 0 && mono_ms() > end - EG_HEALTHY_MS + 2000)
+			return plugin_fail(err, BRIG_E_SANDBOX, 0,
+					   "the proxy exited at start (docker logs %s says why)",
+					   e->proxy_name);
+		usleep(50000);
+	} while (mono_ms() < end);
+	return plugin_fail(
+		err, BRIG_E_SANDBOX, 0,
+		"the proxy did not answer on %s:%d within %d s (docker logs %s says why)",
+		addr[0] ? addr : "its outer network", e->proxy_port, EG_HEALTHY_MS / 1000,
+		e->proxy_name);
+}
+
+/* ---- gc ------------------------------------------------------------------------------------ */
+
+/* Containers attached to network `name` (-1 on error; 0 when it is gone). */
+static int network_users(const char *name, brig_error **err)
+{
+	cleanup_response dock_response resp;
+	dock_response_init(&resp);
+	int r = dock_engine_request("GET", EG_QUERY_MS, NULL, &resp, err, "/networks/%s", name);
+	if (r < 0)
+		return r;
+	if (resp.status == 404)
+		return 0;
+	if (resp.status != 200)
+		return http_fail(err, "inspecting a network", &resp);
+	json_object *o = parse_body(&resp), *c;
+	int n = json_object_object_get_ex(o, "Containers", &c) && c ? json_object_object_length(c)
+								    : 0;
+	json_object_put(o);
+	return n;
+}
+
+static void network_remove(const char *name)
+{
+	cleanup_response dock_response resp;
+	dock_response_init(&resp);
+	(void)dock_engine_request("DELETE", EG_QUERY_MS, NULL, &resp, NULL, "/networks/%s", name);
+}
+
+int dock_egress_gc(int idle_seconds, int *removed, brig_error **err)
+{
+	*removed = 0;
+	cleanup_free char *filter = dock_filters((const char *const[]){ "label", EG_LABEL, NULL });
+	cleanup_response dock_response resp;
+	dock_response_init(&resp);
+	int r = dock_engine_request("GET", EG_QUERY_MS, NULL, &resp, err,
+				    "/containers/json?all=1&filters=%s", filter);
+	if (r < 0)
+		return r;
+	if (resp.status != 200)
+		return http_fail(err, "listing the egress proxies", &resp);
+	json_object *list = parse_body(&resp);
+	size_t n = json_object_is_type(list, json_type_array) ? json_object_array_length(list) : 0;
+	int64_t now = (int64_t)time(NULL);
+	for (size_t i = 0; i < n; i++) {
+		json_object *c = json_object_array_get_idx(list, i), *names, *created, *lab, *dig;
+		if (!json_object_object_get_ex(c, "Names", &names) ||
+		    !json_object_object_get_ex(c, "Created", &created) ||
+		    !json_object_object_get_ex(c, "Labels", &lab) ||
+		    !json_object_object_get_ex(lab, EG_LABEL, &dig))
+			continue;
+		const char *name = json_object_get_string(json_object_array_get_idx(names, 0));
+		if (!name || now - json_object_get_int64(created) < idle_seconds)
+			continue;
+		name += name[0] == '/';
+		cleanup_free char *net = xasprintf("brig-egress-%s", json_object_get_string(dig));
+		if (!dock_valid_name(name) || !dock_valid_name(net))
+			continue;
+		int users = network_users(net, NULL);
+		if (users > 1 || users < 0) /* a box besides the proxy: in use */
+			continue;
+		if (dock_remove(name, NULL) == 0) {
+			network_remove(net);
+			(*removed)++;
+		}
+	}
+	json_object_put(list);
+	/* the outer network once no proxy is left on it */
+	if (network_users(EG_OUTER, NULL) == 0)
+		network_remove(EG_OUTER);
+	return 0;
+}
