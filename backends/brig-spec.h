@@ -70,6 +70,9 @@ typedef struct brig_egress {
 	/* the host directory holding squid.conf and hosts, mounted read-only into the proxy at
 	 * /etc/brig-egress; the host writes it before egress_ensure */
 	char *config_dir;
+	/* first 16 hex digits of the SHA-256 of config + hosts_file: a running proxy labelled
+	 * with another (the host's addresses changed) is replaced */
+	char *config_digest;
 } brig_egress;
 
 typedef struct brig_spec {

@@ -25,15 +25,16 @@
 #include "dock_http.h"
 #include "plugin_host.h"
 
-#define EG_QUERY_MS    15000L
-#define EG_CREATE_MS   30000L
-#define EG_HEALTHY_MS  15000 /* a fresh squid answers in ~0.5 s */
-#define EG_CONNECT_MS  1000
-#define EG_LABEL       "brig.egress"
-#define EG_MEMORY      (128LL << 20)
-#define EG_PIDS        64
-#define EG_CONFIG_PATH "/etc/brig-egress"
-#define EG_OUTER       "brig-egress-out" /* policy/egress.h EGRESS_OUTER */
+#define EG_QUERY_MS     15000L
+#define EG_CREATE_MS    30000L
+#define EG_HEALTHY_MS   15000 /* a fresh squid answers in ~0.5 s */
+#define EG_CONNECT_MS   1000
+#define EG_LABEL        "brig.egress"
+#define EG_LABEL_CONFIG "brig.egress.config"
+#define EG_MEMORY       (128LL << 20)
+#define EG_PIDS         64
+#define EG_CONFIG_PATH  "/etc/brig-egress"
+#define EG_OUTER        "brig-egress-out" /* policy/egress.h EGRESS_OUTER */
 
 static json_object *parse_body(const dock_response *r)
 {
@@ -50,6 +51,13 @@ static json_object *labels(const char *value)
 {
 	json_object *l = json_object_new_object();
 	json_object_object_add(l, EG_LABEL, json_object_new_string(value));
+	return l;
+}
+
+static json_object *proxy_labels(const brig_egress *e)
+{
+	json_object *l = labels(e->digest);
+	json_object_object_add(l, EG_LABEL_CONFIG, json_object_new_string(e->config_digest));
 	return l;
 }
 
@@ -127,7 +135,7 @@ static json_object *proxy_body(const brig_egress *e)
 	json_object *b = json_object_new_object();
 	json_object_object_add(b, "Image", json_object_new_string(e->proxy_image));
 	json_object_object_add(b, "User", json_object_new_string("65534:65534"));
-	json_object_object_add(b, "Labels", labels(e->digest));
+	json_object_object_add(b, "Labels", proxy_labels(e));
 	json_object *hc = json_object_new_object();
 	json_object_object_add(hc, "NetworkMode", json_object_new_string(e->outer_network));
 	json_object_object_add(hc, "ReadonlyRootfs", json_object_new_boolean(true));
@@ -216,10 +224,16 @@ static int proxy_state(const brig_egress *e, char *addr, size_t addr_len, brig_e
 		return -2;
 	if (resp.status != 200)
 		return http_fail(err, "inspecting the proxy", &resp);
-	json_object *o = parse_body(&resp), *st, *run, *ns, *nets, *net, *ip;
+	json_object *o = parse_body(&resp), *st, *run, *ns, *nets, *net, *ip, *cfg, *lab, *dig;
 	bool running = json_object_object_get_ex(o, "State", &st) &&
 		       json_object_object_get_ex(st, "Running", &run) &&
 		       json_object_get_boolean(run);
+	/* configured from other text (the host's addresses changed): not the proxy we want */
+	bool current = json_object_object_get_ex(o, "Config", &cfg) &&
+		       json_object_object_get_ex(cfg, "Labels", &lab) &&
+		       json_object_object_get_ex(lab, EG_LABEL_CONFIG, &dig) &&
+		       strcmp(json_object_get_string(dig), e->config_digest) == 0;
+	running = running && current;
 	addr[0] = '\0';
 	if (json_object_object_get_ex(o, "NetworkSettings", &ns) &&
 	    json_object_object_get_ex(ns, "Networks", &nets) &&
@@ -271,8 +285,8 @@ static int64_t mono_ms(void)
 
 int dock_egress_ensure(const brig_egress *e, brig_error **err)
 {
-	if (!e || !BRIG_HAS_FIELD(e, brig_egress, config_dir) || !e->config_dir ||
-	    !dock_valid_name(e->proxy_name) || !dock_valid_name(e->network) ||
+	if (!e || !BRIG_HAS_FIELD(e, brig_egress, config_digest) || !e->config_dir ||
+	    !e->config_digest || !dock_valid_name(e->proxy_name) || !dock_valid_name(e->network) ||
 	    !dock_valid_name(e->outer_network))
 		return plugin_fail(err, BRIG_E_USAGE, 0,
 				   "egress_ensure: not an egress description");

@@ -307,6 +307,9 @@ brig_egress *egress_build(char *const *allow, char *const *hosts, char *const *b
 	e->hosts = hosts && hosts[0] ? strv_copy((char **)hosts) : NULL;
 	e->config = squid_config(e, blocked);
 	e->hosts_file = hosts_text(hosts);
+	cleanup_free char *both = xasprintf("%s\n%s", e->config, e->hosts_file);
+	sha256_hex(both, strlen(both), hex);
+	e->config_digest = xstrndup(hex, 16);
 	return e;
 }
 
@@ -327,6 +330,7 @@ void egress_free(brig_egress *e)
 	free(e->config);
 	free(e->hosts_file);
 	free(e->config_dir);
+	free(e->config_digest);
 	free(e);
 }
 
