@@ -1,0 +1,5 @@
+#!/bin/sh
+# The egress allowlist (tests/integration/egress.py) under the gVisor backend: egress boxes run
+# under runsc-egress (--network=host in the box's own namespace; scripts/setup-host).  One
+# gVisor suite at a time (Makefile.am).
+BRIG_TEST_BACKEND=gvisor exec flock "${top_builddir:-.}/tests/integration/gvisor.lock" python3 "${top_srcdir:-.}/tests/integration/egress.py"

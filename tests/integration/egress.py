@@ -1,0 +1,355 @@
+#!/usr/bin/env python3
+"""Egress allowlist: a box reaches listed host:port through brig's squid proxy and nothing else.
+
+No internet is needed or used.  The test creates a network namespace holding the "public"
+upstream (an HTTP server on a TEST-NET-3 address, 203.0.113.0/24) and a private host (an
+HTTP server on a 10.0.0.0/8 address), and routes only those /32s from the host to it; the
+proxy (on brig-egress-out, whose traffic the host forwards) reaches them by the names of the
+policy's test-only hosts map (egress.hosts).  Every name the test hands the proxy points into
+that namespace or at a local address, so even a failing test sends nothing off this machine.
+
+Checked from inside one box (python urllib through the env proxy, raw sockets):
+  - the allowed name works (200, the upstream's body);
+  - an unlisted name, a raw IP, an unlisted port: 403 with X-Brig-Egress-Refused:
+    not-in-allowlist;
+  - listed names resolving to 127.0.0.1, to the private host, to the host's own address:
+    403 destination-address (and the private host saw no request);
+  - DNS from the box fails; direct TCP and UDP to the upstream bypassing the proxy fail (the
+    upstream saw none);
+then: the audit line carries the allowlist, the proxy's access log the decisions, and
+`brig gc` removes the idle proxy and its networks.  $BRIG_TEST_BACKEND: docker-api (runc) or
+gvisor (runsc-egress).  Needs root (ip netns); skips (77) otherwise.
+"""
+import json
+import os
+import random
+import shutil
+import subprocess
+import tempfile
+import time
+
+from brigtest import BACKEND, BRIG, brig, docker, main, skip
+
+NS = f"brig-eg-{os.getpid()}"
+OCT = random.randint(100, 199)  # the upstream 203.0.113.OCT, the host side .OCT+50
+UP = f"203.0.113.{OCT}"
+HOST_SIDE = f"203.0.113.{OCT + 50}"
+PRIV = f"10.99.{OCT}.10"
+VH, VN = f"veg{os.getpid() % 100000}h", f"veg{os.getpid() % 100000}n"
+WORK = tempfile.mkdtemp(prefix="brig-egress-test-")
+os.chmod(WORK, 0o755)
+SERVERS = []
+STATE = {}
+
+
+def sh(*args, check=True):
+    r = subprocess.run(list(args), capture_output=True, text=True, timeout=30)
+    if check and r.returncode != 0:
+        raise RuntimeError(f"{' '.join(args)}: {r.stderr.strip()}")
+    return r
+
+
+def host_address():
+    """An address of the host's that is in no private range (the proxy must refuse it)."""
+    out = sh("ip", "-4", "-o", "addr", "show").stdout
+    for line in out.splitlines():
+        a = line.split()[3].split("/")[0]
+        if not a.startswith(("127.", "10.", "172.", "192.168.", "203.0.113.")):
+            return a
+    return None
+
+
+UPSTREAM = r'''
+import http.server, socket, socketserver, ssl, sys, threading
+addr, port, log = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+cert = sys.argv[4] if len(sys.argv) > 4 else None
+class H(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        with open(log, "a") as f:
+            f.write(f"GET {self.path} {self.headers.get('Host')}\n")
+        body = f"upstream {addr} says hello {self.path}\n".encode()
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+    def log_message(self, *a):
+        pass
+def udp():
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.bind((addr, port))
+    while True:
+        d, peer = s.recvfrom(2048)
+        with open(log, "a") as f:
+            f.write(f"UDP {peer[0]} {d[:40]!r}\n")
+class S(http.server.ThreadingHTTPServer):
+    def server_bind(self):  # no getfqdn(): a reverse lookup would wait for a resolver
+        socketserver.TCPServer.server_bind(self)
+        self.server_name, self.server_port = addr, port
+srv = S((addr, port), H)
+if cert:
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.load_cert_chain(cert)
+    srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
+else:
+    threading.Thread(target=udp, daemon=True).start()
+srv.serve_forever()
+'''
+
+
+def setup_upstreams():
+    if os.geteuid() != 0 or not shutil.which("ip"):
+        skip("needs root and iproute2 to create the upstream's network namespace")
+    sh("ip", "netns", "add", NS)
+    sh("ip", "link", "add", VH, "type", "veth", "peer", "name", VN)
+    sh("ip", "link", "set", VN, "netns", NS)
+    sh("ip", "addr", "add", f"{HOST_SIDE}/32", "dev", VH)
+    sh("ip", "link", "set", VH, "up")
+    sh("ip", "route", "add", f"{UP}/32", "dev", VH)
+    sh("ip", "route", "add", f"{PRIV}/32", "dev", VH)
+    ns = ["ip", "netns", "exec", NS]
+    sh(*ns, "ip", "link", "set", "lo", "up")
+    sh(*ns, "ip", "link", "set", VN, "up")
+    sh(*ns, "ip", "addr", "add", f"{UP}/32", "dev", VN)
+    sh(*ns, "ip", "addr", "add", f"{PRIV}/32", "dev", VN)
+    sh(*ns, "ip", "route", "add", f"{HOST_SIDE}/32", "dev", VN)
+    # no default route: the upstreams answer the proxy (masqueraded to HOST_SIDE) and
+    # cannot reach anything else themselves
+    script = os.path.join(WORK, "upstream.py")
+    with open(script, "w") as f:
+        f.write(UPSTREAM)
+    # a throwaway certificate for ok.test (its own CA), for the HTTPS upstream on 8443
+    pem = os.path.join(WORK, "ok.pem")
+    sh("openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj",
+       "/CN=ok.test", "-addext", "subjectAltName=DNS:ok.test", "-keyout", pem, "-out",
+       pem + ".crt")
+    with open(pem, "a") as f, open(pem + ".crt") as c:
+        STATE["ca"] = c.read()
+        f.write(STATE["ca"])
+    for addr, port, extra in ((UP, "8080", []), (PRIV, "8080", []), (UP, "8443", [pem])):
+        log = os.path.join(WORK, f"{addr}.log")
+        if not os.path.exists(log):
+            open(log, "w").close()
+        p = subprocess.Popen([*ns, "python3", script, addr, port, log, *extra],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        SERVERS.append(p)
+    # up and reachable from the host through the route the proxy will use
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        if subprocess.run(["python3", "-c", f"import urllib.request as u; u.urlopen('http://{UP}:8080/ready', timeout=1)"],
+                          capture_output=True).returncode == 0:
+            break
+        time.sleep(0.2)
+    else:
+        raise RuntimeError("the upstream did not come up")
+
+
+def teardown():
+    if STATE.get("proxy"):  # a failed test before gc: this test's proxy and networks only
+        docker("rm", "-f", STATE["proxy"])
+        docker("network", "rm", STATE["network"])
+    for p in SERVERS:
+        p.kill()
+        p.wait()
+    subprocess.run(["ip", "link", "del", VH], capture_output=True)
+    subprocess.run(["ip", "netns", "del", NS], capture_output=True)
+    shutil.rmtree(WORK, ignore_errors=True)
+
+
+def upstream_log(addr):
+    with open(os.path.join(WORK, f"{addr}.log")) as f:
+        return f.read()
+
+
+def write_policy():
+    hosts = {"ok.test": UP, "lo.test": "127.0.0.1", "priv.test": PRIV, "a.w.test": UP,
+             "w.test": UP, "evil.test": UP}
+    allow = ["ok.test:8080", "ok.test:8443", "*.w.test:8080", "lo.test:8080", "priv.test:8080"]
+    ha = host_address()
+    if ha:
+        hosts["host.test"] = ha
+        allow.append("host.test:8080")
+    STATE["host_address"] = ha
+    STATE["audit"] = os.path.join(WORK, "audit.jsonl")
+    policy = {"egress": {"allow": allow, "hosts": hosts}, "audit_log": STATE["audit"],
+              "warm_pool": 0}
+    path = os.path.join(WORK, "policy.json")
+    with open(path, "w") as f:
+        json.dump(policy, f)
+    STATE["policy"] = path
+    STATE["allow"] = allow
+
+
+PROBE = r'''
+import json, os, socket, urllib.request, urllib.error
+UP = "%(up)s"
+res = {"env": {k: os.environ.get(k) for k in ("HTTP_PROXY", "https_proxy", "NO_PROXY")}}
+def get(url):
+    try:
+        with urllib.request.urlopen(url, timeout=8) as r:
+            return {"status": r.status, "body": r.read().decode()}
+    except urllib.error.HTTPError as e:
+        return {"status": e.code, "reason": e.headers.get("X-Brig-Egress-Refused")}
+    except Exception as e:
+        return {"error": repr(e)}
+for k, url in (("allowed", "http://ok.test:8080/hello"), ("unlisted", "http://other.test:8080/"),
+               ("raw_ip", f"http://{UP}:8080/"), ("port", "http://ok.test:8081/"),
+               ("loopback", "http://lo.test:8080/"), ("private", "http://priv.test:8080/"),
+               ("host", "http://host.test:8080/")):
+    res[k] = get(url)
+res["wild"] = get("http://a.w.test:8080/wild")
+res["wild_apex"] = get("http://w.test:8080/")
+import ssl
+CA = %(ca)r
+ctx = ssl.create_default_context(cadata=CA)
+try:
+    with urllib.request.urlopen("https://ok.test:8443/tls", timeout=8, context=ctx) as r:
+        res["https"] = {"status": r.status, "body": r.read().decode()}
+except Exception as e:
+    res["https"] = {"error": repr(e)}
+def connect(host, port, sni):
+    """CONNECT through the proxy, then a TLS handshake naming `sni`."""
+    px = os.environ["HTTP_PROXY"].rsplit("/", 1)[1]
+    s = socket.create_connection((px.split(":")[0], int(px.split(":")[1])), timeout=8)
+    s.sendall(f"CONNECT {host}:{port} HTTP/1.1\r\nHost: {host}:{port}\r\n\r\n".encode())
+    head = b""
+    while b"\r\n\r\n" not in head:
+        d = s.recv(4096)
+        if not d:
+            break
+        head += d
+    status = head.split(b" ", 2)[1].decode() if head.startswith(b"HTTP/") else "?"
+    out = {"connect": status}
+    if b"X-Brig-Egress-Refused" in head:
+        out["reason"] = head.split(b"X-Brig-Egress-Refused: ", 1)[1].split(b"\r\n", 1)[0].decode()
+    if status == "200":
+        c = ssl.create_default_context()
+        c.check_hostname = False
+        c.verify_mode = ssl.CERT_NONE
+        try:
+            t = c.wrap_socket(s, server_hostname=sni)
+            t.sendall(f"GET /sni-{sni} HTTP/1.0\r\nHost: {host}\r\n\r\n".encode())
+            out["tls"] = t.recv(200).decode(errors="replace")[:40] or "closed"
+        except Exception as e:
+            out["tls"] = "fails: " + repr(e)
+    s.close()
+    return out
+res["connect_sni_ok"] = connect("ok.test", 8443, "ok.test")
+res["connect_sni_other"] = connect("ok.test", 8443, "evil.test")
+res["connect_unlisted"] = connect("evil.test", 8443, "evil.test")
+for name in ("ok.test", "example.com"):
+    try:
+        res["dns_" + name] = socket.getaddrinfo(name, 80)[0][4][0]
+    except OSError as e:
+        res["dns_" + name] = "fails: " + repr(e)
+try:
+    s = socket.create_connection((UP, 8080), timeout=3)
+    res["tcp"] = "connected"
+    s.close()
+except OSError as e:
+    res["tcp"] = "fails: " + repr(e)
+try:
+    u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    u.sendto(b"brig-udp-probe", (UP, 8080))
+    res["udp"] = "sent"
+except OSError as e:
+    res["udp"] = "fails: " + repr(e)
+print(json.dumps(res))
+'''
+
+
+def run_probe():
+    r = brig("--policy", STATE["policy"], code=PROBE % {"up": UP, "ca": STATE["ca"]}, timeout=180)
+    assert r.rc == 0 and r["verdict"] == "success", r
+    STATE["run"] = r
+    return json.loads(r["stdout"].strip().splitlines()[-1])
+
+
+def test_allowed_and_refused():
+    res = run_probe()
+    STATE["res"] = res
+    env = res["env"]
+    assert env["HTTP_PROXY"] and env["HTTP_PROXY"].endswith(":3128"), env
+    assert env["https_proxy"] == env["HTTP_PROXY"], env
+    assert res["allowed"].get("status") == 200, res["allowed"]
+    assert f"upstream {UP} says hello /hello" in res["allowed"]["body"], res["allowed"]
+    for k in ("unlisted", "raw_ip", "port"):
+        assert res[k].get("status") == 403 and res[k].get("reason") == "not-in-allowlist", (k, res[k])
+    for k in ("loopback", "private") + (("host",) if STATE["host_address"] else ()):
+        assert res[k].get("status") == 403 and res[k].get("reason") == "destination-address", (k, res[k])
+    # the private host never saw a request; the upstream saw exactly the allowed one
+    assert upstream_log(PRIV) == "", upstream_log(PRIV)
+    assert "GET /hello ok.test:8080" in upstream_log(UP), upstream_log(UP)
+
+
+def test_wildcard_and_https():
+    res = STATE["res"]
+    assert res["wild"].get("status") == 200 and "/wild" in res["wild"]["body"], res["wild"]
+    assert res["wild_apex"].get("status") == 403, res["wild_apex"]  # *.w.test is not w.test
+    assert res["https"].get("status") == 200 and "/tls" in res["https"]["body"], res["https"]
+    assert res["connect_sni_ok"].get("connect") == "200", res["connect_sni_ok"]
+    assert res["connect_sni_ok"].get("tls", "").startswith("HTTP/1.0 200"), res["connect_sni_ok"]
+    # the ClientHello names another host than the CONNECT: squid closes, nothing is spliced
+    other = res["connect_sni_other"]
+    assert other.get("connect") == "200" and not other.get("tls", "").startswith("HTTP/"), other
+    assert "GET /sni-evil.test" not in upstream_log(UP), upstream_log(UP)
+    un = res["connect_unlisted"]
+    assert un.get("connect") == "403" and un.get("reason") == "not-in-allowlist", un
+
+
+def test_no_dns_no_direct_path():
+    res = STATE["res"]
+    for k in ("dns_ok.test", "dns_example.com"):
+        assert res[k].startswith("fails"), (k, res[k])
+    assert res["tcp"].startswith("fails"), res["tcp"]
+    time.sleep(0.5)
+    log = upstream_log(UP)
+    assert "UDP" not in log and "GET / " not in log.replace("GET /hello", ""), log
+
+
+def test_audit_and_access_log():
+    with open(STATE["audit"]) as f:
+        lines = [json.loads(x) for x in f if x.strip()]
+    line = lines[-1]
+    eg = line["limits"]["egress"]
+    assert eg["allow"] == STATE["allow"], eg
+    assert line["limits"]["network"].startswith("brig-egress-"), line["limits"]
+    proxy = eg["proxy"]
+    STATE["proxy"] = proxy
+    STATE["network"] = line["limits"]["network"]
+    logs = docker("logs", proxy)
+    text = logs.stdout
+    assert f"GET http://ok.test:8080/hello 200 {UP}" in text, text[-2000:]
+    assert "GET http://other.test:8080/ 403" in text and "not-in-allowlist" in text, text[-2000:]
+    assert "GET http://lo.test:8080/ 403" in text and "destination-address" in text, text[-2000:]
+
+
+def test_explain_shows_egress():
+    r = subprocess.run([BRIG, "explain", "--backend", BACKEND, "--json", "--policy", STATE["policy"],
+                        "-l", "python", "-c", "print(1)"], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    o = json.loads(r.stdout)
+    eg = o["spec"]["egress"]
+    assert eg["network"] == STATE["network"] and eg["allow"] == STATE["allow"], eg
+    if BACKEND == "gvisor":
+        assert o["spec"]["runtime"] == "runsc-egress", o["spec"]["runtime"]
+
+
+def test_gc_removes_idle_proxy():
+    proxy, net = STATE["proxy"], STATE["network"]
+    assert docker("inspect", "--type", "container", proxy).returncode == 0
+    env = dict(os.environ, BRIG_EGRESS_IDLE_SECONDS="0")
+    r = subprocess.run([BRIG, "gc"], capture_output=True, text=True, timeout=120, env=env)
+    assert r.returncode == 0, r.stderr
+    assert docker("inspect", "--type", "container", proxy).returncode != 0, "proxy still there"
+    assert docker("network", "inspect", net).returncode != 0, "internal network still there"
+
+
+if __name__ == "__main__":
+    try:
+        setup_upstreams()
+        write_policy()
+        main([test_allowed_and_refused, test_wildcard_and_https, test_no_dns_no_direct_path,
+              test_audit_and_access_log,
+              test_explain_shows_egress, test_gc_removes_idle_proxy])
+    finally:
+        teardown()
