@@ -281,6 +281,13 @@ def bail_out(reason):
     sys.exit(1)
 
 
+def bridge_gateway():
+    """The default bridge's gateway (this host), or None when dockerd runs without one."""
+    r = docker("network", "inspect", "bridge", "--format",
+               "{{range .IPAM.Config}}{{.Gateway}}{{end}}")
+    return (r.stdout.strip() or None) if r.returncode == 0 else None
+
+
 def runtime_registered(name):
     """Does dockerd have the OCI runtime `name` registered (docker info)?"""
     r = docker("info", "--format", "{{json .Runtimes}}")

@@ -17,9 +17,8 @@ import threading
 import time
 
 import brigtest
-from brigtest import (BACKEND, BRIG, Run, backend_args, brig, container_exists, docker,
-                      known_bug_if, main,
-                      skip)
+from brigtest import (BACKEND, BRIG, Run, backend_args, bridge_gateway, brig, container_exists,
+                      docker, known_bug_if, main, skip)
 
 GVISOR = BACKEND == "gvisor" or os.environ.get("BRIG_TEST_ISOLATION") == "gvisor"
 
@@ -550,12 +549,6 @@ def test_sighup_removes_container():
 
 
 # ---- operator overrides and non-default limits, seen inside a real box ----------------------
-
-def bridge_gateway():
-    """The default bridge's gateway (this host), or None when dockerd runs without one."""
-    r = docker("network", "inspect", "bridge", "--format",
-               "{{range .IPAM.Config}}{{.Gateway}}{{end}}")
-    return (r.stdout.strip() or None) if r.returncode == 0 else None
 
 
 class Listener:

@@ -58,7 +58,8 @@ import socket
 import subprocess
 import threading
 
-from brigtest import BACKEND, BRIG, DOCKER, ISOLATION, brig, docker, main, skip
+from brigtest import (BACKEND, BRIG, DOCKER, ISOLATION, bridge_gateway, brig, docker, main,
+                      skip)
 
 TOP = os.environ.get("top_srcdir", ".")
 GVISOR = BACKEND == "gvisor" or ISOLATION == "gvisor"
@@ -167,12 +168,6 @@ def test_escape_attempts_python():
 
 
 # ---- every attempt is real ---------------------------------------------------------------------
-
-def bridge_gateway():
-    """The default bridge's gateway (this host), or None when dockerd runs without one."""
-    r = docker("network", "inspect", "bridge", "--format",
-               "{{range .IPAM.Config}}{{.Gateway}}{{end}}")
-    return r.stdout.strip() or None if r.returncode == 0 else None
 
 
 # The engine's sockets, bind-mounted for the unconfined run (connected to, never spoken to).
