@@ -100,6 +100,12 @@ typedef struct brig_outcome {
 	 * NULL when the box ran to its end. */
 	char *sandbox_error;
 	bool transient; /* sandbox_error may go away by itself (engine unreachable) */
+
+	/* ---- appended in ABI 2.3: egress ---- */
+	/* A box with egress: the proxy's access log lines of this box (those whose client is the
+	 * box's address on the internal network, from its creation to its end), each ending in
+	 * "\n"; "" when it made no request; NULL when they could not be read. */
+	char *egress_log;
 } brig_outcome;
 
 /* What image_inspect() found (appended in ABI 2.1).  The host allocates it and sets

@@ -94,6 +94,11 @@ int dock_container_state(const char *name, int *state, brig_error **err);
 /* The egress proxies (dock_egress.c). */
 int dock_egress_ensure(const brig_egress *e, brig_error **err);
 int dock_egress_gc(int idle_seconds, int *removed, brig_error **err);
+/* The proxy's access log lines whose client is `addr`, logged since since_wall_ms (ms since
+ * the epoch), "\n"-terminated ("" when none); NULL when the log cannot be read. */
+char *dock_egress_log(const brig_egress *e, const char *addr, int64_t since_wall_ms);
+/* Is the proxy of `e` running (1), gone or stopped (0), or cannot the engine tell (-1)? */
+int dock_egress_running(const brig_egress *e);
 
 /* A Docker container name ([A-Za-z0-9][A-Za-z0-9_.-]*): safe in a URL path as it is. */
 bool dock_valid_name(const char *s);

@@ -21,8 +21,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "capture.h"
 #include "dock.h"
 #include "dock_http.h"
+#include "frames.h"
 #include "plugin_host.h"
 
 #define EG_QUERY_MS     15000L
@@ -326,6 +328,90 @@ int dock_egress_ensure(const brig_egress *e, brig_error **err)
 		"the proxy did not answer on %s:%d within %d s (docker logs %s says why)",
 		addr[0] ? addr : "its outer network", e->proxy_port, EG_HEALTHY_MS / 1000,
 		e->proxy_name);
+}
+
+int dock_egress_running(const brig_egress *e)
+{
+	char addr[64];
+	int st = proxy_state(e, addr, sizeof addr, NULL);
+	return st == 1 ? 1 : st == 0 || st == -2 ? 0 : -1;
+}
+
+/* ---- the audit: a box's decisions --------------------------------------------------------- */
+
+#define EG_LOG_MAX       (1u << 20) /* of the proxy's log read for one box */
+#define EG_LOG_SETTLE_US 30000      /* between two reads that must agree */
+#define EG_LOG_READS     5
+
+/* Append the lines of text[0..len) whose second field (squid's %>a, the client) is addr. */
+static void keep_box_lines(strbuf *out, const char *text, size_t len, const char *addr)
+{
+	size_t al = strlen(addr);
+	for (const char *p = text, *end = text + len; p < end;) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		const char *eol = nl ? nl : end;
+		const char *sp = memchr(p, ' ', (size_t)(eol - p));
+		if (sp && (size_t)(eol - sp - 1) > al && memcmp(sp + 1, addr, al) == 0 &&
+		    sp[1 + al] == ' ') {
+			sb_append(out, p, (size_t)(eol - p));
+			sb_puts(out, "\n");
+		}
+		p = eol + 1;
+	}
+}
+
+/* One read of the proxy's stdout (its access log) since since_wall_ms, the box's lines only. */
+static char *read_box_lines(const brig_egress *e, const char *addr, int64_t since_wall_ms)
+{
+	cleanup_response dock_response resp;
+	dock_response_init(&resp);
+	if (dock_engine_request("GET", EG_QUERY_MS, NULL, &resp, NULL,
+				"/containers/%s/logs?stdout=1&stderr=0&since=%lld.%03lld000000",
+				e->proxy_name, (long long)(since_wall_ms / 1000),
+				(long long)(since_wall_ms % 1000)) < 0 ||
+	    resp.status != 200)
+		return NULL;
+	capture c;
+	capture_init(&c, EG_LOG_MAX);
+	frames f;
+	frames_init(&f);
+	bool ok = frames_feed(&f, &c, resp.body.data ? resp.body.data : "", resp.body.len) ==
+			  FRAMES_OK &&
+		  !frames_partial(&f);
+	strbuf out;
+	sb_init(&out);
+	if (ok)
+		keep_box_lines(&out, c.out.data ? c.out.data : "", c.out.len, addr);
+	frames_free(&f);
+	capture_free(&c);
+	if (!ok) {
+		sb_free(&out);
+		return NULL;
+	}
+	return sb_steal(&out);
+}
+
+/* squid logs a transaction when it ends (the box's connections closed as it exited) and the
+ * engine copies the line into the log a moment later: read until two reads agree. */
+char *dock_egress_log(const brig_egress *e, const char *addr, int64_t since_wall_ms)
+{
+	char *prev = read_box_lines(e, addr, since_wall_ms);
+	for (int i = 1; prev && i < EG_LOG_READS; i++) {
+		usleep(EG_LOG_SETTLE_US);
+		char *cur = read_box_lines(e, addr, since_wall_ms);
+		if (!cur || strcmp(cur, prev) == 0) {
+			free(cur);
+			break;
+		}
+		free(prev);
+		prev = cur;
+	}
+	if (!prev)
+		plugin_log(BRIG_LOG_WARN,
+			   "the log of proxy %s could not be read: the decisions of "
+			   "the box at %s are not audited",
+			   e->proxy_name, addr);
+	return prev;
 }
 
 /* ---- gc ------------------------------------------------------------------------------------ */

@@ -60,6 +60,8 @@ void dock_state_free(run_state *st)
 	free(st->base);
 	free(st->name);
 	sb_free(&st->early);
+	free(st->egress_addr);
+	free(st->egress_log);
 	capture_free(&st->cap);
 	frames_free(&st->fr);
 }
@@ -132,6 +134,9 @@ static int do_create(run_state *st, brig_error **err)
 	dock_response_init(&resp);
 	st->may_exist = true; /* even a timed-out create may have happened */
 	st->created = time(NULL);
+	struct timespec wall;
+	clock_gettime(CLOCK_REALTIME, &wall);
+	st->created_wall_ms = (int64_t)wall.tv_sec * 1000 + wall.tv_nsec / 1000000;
 	int r = dock_request(st->eng.socket, "POST", path,
 			     json_object_to_json_string_ext(
 				     body, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE),
@@ -174,6 +179,32 @@ static int do_start(run_state *st, brig_error **err)
 	if (resp.status != 204 && resp.status != 304)
 		return http_fail("starting the container", &resp, err);
 	return 0;
+}
+
+/* A box with egress: its address on the internal network, which the engine gives it at start,
+ * so that the proxy's log lines can be told to be its own.  Without it the run goes on; its
+ * decisions are then unknown (the outcome's egress_log stays NULL). */
+static void egress_address(run_state *st)
+{
+	const brig_spec *s = st->spec;
+	if (!BRIG_HAS_FIELD(s, brig_spec, egress) || !s->egress)
+		return;
+	cleanup_error brig_error *e = NULL;
+	cleanup_response dock_response resp;
+	dock_response_init(&resp);
+	json_object *o = NULL, *ns, *nets, *net, *ip;
+	if (container_request(st, "GET", "/json", NULL, INSPECT_MS, &resp, &e) == 0 &&
+	    resp.status == 200)
+		o = json_answer("inspecting the container", &resp, &e);
+	if (json_object_object_get_ex(o, "NetworkSettings", &ns) &&
+	    json_object_object_get_ex(ns, "Networks", &nets) &&
+	    json_object_object_get_ex(nets, s->egress->network, &net) &&
+	    json_object_object_get_ex(net, "IPAddress", &ip) && json_object_get_string_len(ip))
+		st->egress_addr = xstrdup(json_object_get_string(ip));
+	else
+		plugin_log(BRIG_LOG_WARN, "%s: no address on %s: its egress is not audited (%s)",
+			   st->name, s->egress->network, e ? e->message : "not in the answer");
+	json_object_put(o);
 }
 
 /* ---- the I/O loop ------------------------------------------------------------------------- */
@@ -508,6 +539,7 @@ int dock_flow_start(run_state *st, brig_error **err)
 		if (r < 0)
 			return r;
 	}
+	egress_address(st);
 	return 0;
 }
 
@@ -554,6 +586,8 @@ void dock_flow_outcome(run_state *st, int r, const brig_error *e, brig_outcome *
 	capture_to_outcome(&st->cap, &st->oc,
 			   r < 0 ? (e && e->message ? e->message : "the sandbox failed") : NULL,
 			   r < 0 && e && e->transient, out);
+	if (BRIG_HAS_FIELD(out, brig_outcome, egress_log))
+		out->egress_log = steal_pointer(&st->egress_log);
 }
 
 int dock_run(const brig_spec *spec, const brig_run_control *ctl, brig_outcome *out,
@@ -574,6 +608,15 @@ int dock_run(const brig_spec *spec, const brig_run_control *ctl, brig_outcome *o
 	}
 	if (r == 0)
 		r = dock_flow_collect(&st, &e);
+	if (st.egress_addr) /* before the delete frees its address for another box */
+		st.egress_log = dock_egress_log(spec->egress, st.egress_addr, st.created_wall_ms);
+	/* the box's only way out went away under it: the sandbox failed, not the program */
+	if (r == 0 && st.egress_addr && dock_egress_running(spec->egress) == 0)
+		r = plugin_fail(
+			&e, BRIG_E_SANDBOX, 0,
+			"the egress proxy %s stopped during the run: the program's requests "
+			"after that failed (the next run starts it again)",
+			spec->egress->proxy_name);
 	dock_flow_delete(&st);
 	st.t[P_DELETE] = st.may_exist ? now_ms() : 0;
 	if (st.t[P_CREATE])

@@ -23,7 +23,9 @@
 #include <ifaddrs.h>
 #include <net/if.h>
 #include <netinet/in.h>
+#include <json-c/json.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 
@@ -224,6 +226,7 @@ static char *squid_config(const brig_egress *e, char *const *blocked)
 		     "acl r_box annotate_transaction brig-refused=not-a-box\n"
 		     "acl r_list annotate_transaction brig-refused=not-in-allowlist\n"
 		     "acl r_addr annotate_transaction brig-refused=destination-address\n"
+		     "acl r_sni annotate_transaction brig-refused=sni-mismatch\n"
 		     "acl refused note brig-refused\n");
 	size_t n = 0;
 	for (char **a = e->allow; *a; a++, n++) {
@@ -253,7 +256,7 @@ static char *squid_config(const brig_egress *e, char *const *blocked)
 		  "http_access deny all r_list\n"
 		  "ssl_bump peek step1\n"
 		  "ssl_bump splice sni_ok\n"
-		  "ssl_bump terminate all\n"
+		  "ssl_bump terminate r_sni all\n"
 		  "reply_header_add %s \"%%{brig-refused}note\" refused\n",
 		  EGRESS_REASON_HDR);
 	return sb_steal(&sb);
@@ -374,4 +377,80 @@ char **egress_host_addresses(void)
 	}
 	freeifaddrs(ifa);
 	return v;
+}
+
+/* ---- the decisions of one box ---------------------------------------------------------------- */
+
+/* "-" is squid's "none" */
+static json_object *field_or_null(const char *f)
+{
+	return strcmp(f, "-") == 0 ? NULL : json_object_new_string(f);
+}
+
+static json_object *count_or_null(const char *f)
+{
+	long v;
+	return parse_long(f, 0, 1L << 40, &v) ? json_object_new_int64(v) : NULL;
+}
+
+/* host and port of squid's %ru: "host:port" for CONNECT, an absolute URI for the others */
+static void url_host_port(const char *method, const char *url, char *host, size_t host_len,
+			  long *port)
+{
+	*port = 0;
+	const char *h = url;
+	if (strcmp(method, "CONNECT") != 0) {
+		const char *sep = strstr(url, "://");
+		h = sep ? sep + 3 : url;
+		*port = strncmp(url, "https:", 6) == 0 ? 443 : 80;
+	}
+	size_t n = strcspn(h, "/?#");
+	const char *colon = memchr(h, ':', n);
+	size_t hn = colon ? (size_t)(colon - h) : n;
+	snprintf(host, host_len, "%.*s", (int)hn, h);
+	if (colon) {
+		cleanup_free char *p = xstrndup(colon + 1, n - hn - 1);
+		if (!parse_long(p, 0, 65535, port))
+			*port = 0;
+	}
+}
+
+char *egress_decisions(const char *log)
+{
+	json_object *a = json_object_new_array();
+	cleanup_free char *copy = xstrdup(log ? log : "");
+	char *save = NULL;
+	for (char *line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		/* %ts.%03tu %>a %rm %ru %>Hs %<a %>st %<st %{brig-refused}note %ssl::>sni */
+		char *f[10];
+		size_t n = 0;
+		char *fs = NULL;
+		for (char *t = strtok_r(line, " ", &fs); t && n < 10; t = strtok_r(NULL, " ", &fs))
+			f[n++] = t;
+		if (n < 10)
+			continue;
+		char host[256];
+		long port, status;
+		url_host_port(f[2], f[3], host, sizeof host, &port);
+		if (!parse_long(f[4], 0, 999, &status))
+			status = 0;
+		bool refused = strcmp(f[8], "-") != 0;
+		json_object *d = json_object_new_object();
+		json_object_object_add(d, "time", json_object_new_double(strtod(f[0], NULL)));
+		json_object_object_add(d, "method", json_object_new_string(f[2]));
+		json_object_object_add(d, "host", json_object_new_string(host));
+		json_object_object_add(d, "port", json_object_new_int((int)port));
+		json_object_object_add(d, "status", json_object_new_int((int)status));
+		json_object_object_add(d, "address", field_or_null(f[5]));
+		json_object_object_add(d, "bytes_out", count_or_null(f[6]));
+		json_object_object_add(d, "bytes_in", count_or_null(f[7]));
+		json_object_object_add(d, "allowed", json_object_new_boolean(!refused));
+		json_object_object_add(d, "reason", refused ? json_object_new_string(f[8]) : NULL);
+		json_object_object_add(d, "sni", field_or_null(f[9]));
+		json_object_array_add(a, d);
+	}
+	char *text = xstrdup(json_object_to_json_string_ext(
+		a, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
+	json_object_put(a);
+	return text;
 }

@@ -23,6 +23,8 @@
 #define EGRESS_IMAGE      "brig/egress:bookworm"
 #define EGRESS_NO_PROXY   "localhost,127.0.0.1,::1"
 #define EGRESS_REASON_HDR "X-Brig-Egress-Refused"
+/* in the node image (scripts/build-images): routes fetch() through HTTPS_PROXY */
+#define EGRESS_NODE_PRELOAD "/usr/lib/brig/egress-fetch.js"
 
 /* One allowlist entry: "host:port", host a DNS name in lowercase or "*." + one (any name
  * below it, not the name itself); no IP literals.  On failure returns -1 and says why. */
@@ -39,6 +41,13 @@ bool egress_subset(char *const *next, char *const *prev);
 brig_egress *egress_build(char *const *allow, char *const *hosts, char *const *blocked);
 void egress_free(brig_egress *e);
 bool egress_same(const brig_egress *a, const brig_egress *b);
+
+/* The decisions in a box's proxy log lines (brig_outcome.egress_log), as JSON text: an array
+ * of {"time", "method", "host", "port", "status", "address" (the upstream's, null when none
+ * was connected), "bytes_out", "bytes_in", "allowed", "reason" (null, or why it was
+ * refused: not-in-allowlist, destination-address, not-a-box, sni-mismatch), "sni"}.  Paths
+ * and queries of URLs are not kept (they may carry secrets). */
+char *egress_decisions(const char *log);
 
 /* The host's own addresses (every interface's, which includes the Docker bridges' gateways),
  * as "ADDR/32" or "ADDR/128" strings, NULL-terminated (malloc'ed). */

@@ -541,7 +541,8 @@ int brig_policy_seccomp_json(const brig_policy *p, int isolation, char **json, c
  * address of the host's on it), its HTTP(S)_PROXY variables point at the proxy, it keeps the
  * neutral nameserver (the proxy resolves names); gVisor boxes run under the runtime registered
  * with --network=host (runsc's own netstack cannot run here: scripts/setup-host). */
-static int fill_egress(brig_spec *s, const brig_policy *p, const spec_target *t, brig_error **err)
+static int fill_egress(brig_spec *s, const brig_policy *p, const spec_target *t, brig_language lang,
+		       brig_error **err)
 {
 	if (!p->egress_allow || !p->egress_allow[0])
 		return 0;
@@ -562,11 +563,15 @@ static int fill_egress(brig_spec *s, const brig_policy *p, const spec_target *t,
 	cleanup_free char *url = xasprintf("http://%s:%d", e->proxy_address, e->proxy_port);
 	const char *vars[] = { "HTTP_PROXY", "http_proxy", "HTTPS_PROXY", "https_proxy" };
 	size_t n = strv_len(s->env);
-	s->env = xrealloc(s->env, (n + 7) * sizeof *s->env);
+	s->env = xrealloc(s->env, (n + 8) * sizeof *s->env);
 	for (size_t i = 0; i < 4; i++)
 		s->env[n++] = xasprintf("%s=%s", vars[i], url);
 	s->env[n++] = xstrdup("NO_PROXY=" EGRESS_NO_PROXY);
 	s->env[n++] = xstrdup("no_proxy=" EGRESS_NO_PROXY);
+	/* node's fetch() reads none of them: the node image's preload hands it to undici's
+	 * ProxyAgent on HTTPS_PROXY (scripts/build-images) */
+	if (lang == BRIG_LANG_NODE)
+		s->env[n++] = xstrdup("NODE_OPTIONS=--require=" EGRESS_NODE_PRELOAD);
 	s->env[n] = NULL;
 	if (t->isolation == BRIG_ISOLATION_GVISOR) {
 		free(s->runtime);
@@ -612,7 +617,7 @@ int spec_build(const brig_policy *p, const brig_request *req, brig_timeout_mode 
 	apply_runtime_traits(s, p, target);
 	if (target->workspace && (r = add_workspace(s, target->workspace, err)) < 0)
 		return r;
-	r = fill_egress(s, p, target, err);
+	r = fill_egress(s, p, target, req->language, err);
 	if (r < 0)
 		return r;
 	s->timeout_ms = (int64_t)timeout * 1000;
@@ -1000,6 +1005,8 @@ void outcome_clear(brig_outcome *o)
 	free(o->stdout_data);
 	free(o->stderr_data);
 	free(o->sandbox_error);
+	if (BRIG_HAS_FIELD(o, brig_outcome, egress_log))
+		free(o->egress_log);
 	memset(o, 0, sizeof *o);
 	o->struct_size = sizeof *o;
 	o->exit_code = -1;

@@ -371,6 +371,12 @@ int audit_append(audit_log *a, const audit_entry *e, brig_error **err)
 		add_str(t, "sha256", e->transfer_sha256);
 		json_object_object_add(o, "transfer", t);
 	}
+	/* a box with egress: the proxy's decisions for it (null: its log could not be read) */
+	if (e->spec && e->spec->egress && r)
+		json_object_object_add(o, "egress_decisions",
+				       BRIG_HAS_FIELD(r, brig_result, egress) && r->egress
+					       ? json_tokener_parse(r->egress)
+					       : NULL);
 	if (e->policy)
 		limits_json(o, e->policy, e->spec, e->timeout_seconds);
 	/* so that an operator can join this line with the caller's traces */

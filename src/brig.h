@@ -198,6 +198,11 @@ typedef struct brig_result {
 	 * "used_bytes", "size_bytes", "used_files", "max_files"}; NULL when not in a workspace
 	 * or when it could not be told. */
 	char *workspace_changes;
+	/* A box with egress: what the proxy decided for it, as JSON text, an array of {"time",
+	 * "method", "host", "port", "status", "address", "bytes_out", "bytes_in", "allowed",
+	 * "reason", "sni"} (brig-policy(5), EGRESS); NULL without egress or when the proxy's log
+	 * could not be read. */
+	char *egress;
 } brig_result;
 
 BRIG_PUBLIC void brig_result_clear(brig_result *res);

@@ -26,6 +26,8 @@ void brig_result_clear(brig_result *res)
 		free(res->workspace);
 		free(res->workspace_changes);
 	}
+	if (BRIG_HAS_FIELD(res, brig_result, egress))
+		free(res->egress);
 	size_t size = res->struct_size;
 	memset(res, 0, size < sizeof *res && size ? size : sizeof *res);
 	res->struct_size = size;
@@ -80,6 +82,10 @@ json_object *brig_result_to_object(const brig_result *res)
 	json_object_object_add(
 		o, "workspace_changes",
 		ws && res->workspace_changes ? json_tokener_parse(res->workspace_changes) : NULL);
+	json_object_object_add(o, "egress",
+			       BRIG_HAS_FIELD(res, brig_result, egress) && res->egress
+				       ? json_tokener_parse(res->egress)
+				       : NULL);
 	return o;
 }
 

@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "egress.h"
 #include "images.h"
 #include "internal.h"
 #include "lang.h"
@@ -242,8 +243,9 @@ static int egress_up(run_ctx *rc, brig_error **err)
 	if (mkdir(e->config_dir, 0755) < 0 && errno != EEXIST)
 		return brig_fail(err, BRIG_E_SANDBOX, errno, "egress: cannot create %s",
 				 e->config_dir);
-	if (chmod(e->config_dir, 0755) < 0)
-		return brig_fail(err, BRIG_E_SANDBOX, errno, "egress: cannot chmod %s",
+	/* touched by every run: brig gc leaves a directory in use alone */
+	if (chmod(e->config_dir, 0755) < 0 || utimensat(AT_FDCWD, e->config_dir, NULL, 0) < 0)
+		return brig_fail(err, BRIG_E_SANDBOX, errno, "egress: cannot chmod or touch %s",
 				 e->config_dir);
 	int r = write_config(e->config_dir, "squid.conf", e->config, err);
 	if (r == 0)
@@ -279,6 +281,9 @@ static void run_box(run_ctx *rc, const brig_run_control *ctl)
 	if (o.sandbox_error && o.transient)
 		probe_invalidate(rc->lb); /* the engine went away? ask again next time */
 	spec_finish_outcome(rc->spec, &o, &rc->res);
+	if (rc->spec->egress &&
+	    o.egress_log) /* the proxy's decisions, for the model and the audit */
+		rc->res.egress = egress_decisions(o.egress_log);
 	outcome_clear(&o);
 }
 
@@ -307,6 +312,8 @@ static void deliver(brig_result *full, brig_result *out)
 		free(full->workspace);
 		free(full->workspace_changes);
 	}
+	if (!BRIG_HAS_FIELD(out, brig_result, egress))
+		free(full->egress);
 	full->struct_size = out->struct_size;
 	memcpy(out, full, n);
 	memset(full, 0, sizeof *full);

@@ -131,12 +131,16 @@ json_object *mcp_run_code_output_schema(void)
 		"  'workspace_changes':{'type':['object','null'],'description':"
 		"   'The files the run created or changed in the workspace (path, size; at most "
 		"100 listed, count says how many) and the use of its quotas: files [{path, "
-		"size}], count, used_bytes, size_bytes, used_files, max_files'}"
+		"size}], count, used_bytes, size_bytes, used_files, max_files'},"
+		"  'egress':{'type':['array','null'],'items':{'type':'object'},'description':"
+		"   'With an egress allowlist: each request the proxy saw from this run (method, "
+		"host, port, status, address, bytes_out, bytes_in, allowed, reason: why it was "
+		"refused)'}"
 		" },"
 		" 'required':['language','image','backend','runtime','exit_code','verdict',"
 		"             'stdout','stderr','timed_out','output_truncated','oom_killed',"
 		"             'duration_ms','error','notice','container','code_sha256','pooled',"
-		"             'user','workspace','workspace_changes']}");
+		"             'user','workspace','workspace_changes','egress']}");
 	set_languages(o);
 	return o;
 }
@@ -431,6 +435,32 @@ static void workspace_text(strbuf *sb, const brig_result *r)
 	json_object_put(o);
 }
 
+/* With egress: what the proxy refused (a policy block, not a network failure), at most 10. */
+static void egress_text(strbuf *sb, const brig_result *r)
+{
+	json_object *a = r->egress ? json_tokener_parse(r->egress) : NULL;
+	size_t n = json_object_is_type(a, json_type_array) ? json_object_array_length(a) : 0;
+	size_t shown = 0, refused = 0;
+	for (size_t i = 0; i < n; i++) {
+		json_object *d = json_object_array_get_idx(a, i), *h, *p, *why;
+		if (!json_object_object_get_ex(d, "reason", &why) || !why)
+			continue;
+		refused++;
+		if (shown == 10 || !json_object_object_get_ex(d, "host", &h) ||
+		    !json_object_object_get_ex(d, "port", &p))
+			continue;
+		cleanup_free char *host = utf8_visible(json_object_get_string(h),
+						       (size_t)json_object_get_string_len(h), NULL);
+		sb_printf(sb, "%s%s:%d (%s)",
+			  shown++ ? ", "
+				  : "\nRefused by the egress policy (not a network failure): ",
+			  host, json_object_get_int(p), json_object_get_string(why));
+	}
+	if (refused > shown)
+		sb_printf(sb, " and %zu more", refused - shown);
+	json_object_put(a);
+}
+
 /* One sentence the model can act on, then the facts, then the output. */
 static char *run_text(const brig_result *r, const brig_policy_limits *lim, int timeout)
 {
@@ -473,6 +503,7 @@ static char *run_text(const brig_result *r, const brig_policy_limits *lim, int t
 	if (r->output_truncated && r->verdict != BRIG_VERDICT_OUTPUT_LIMIT)
 		sb_puts(&sb, "\nThe output was truncated.");
 	workspace_text(&sb, r);
+	egress_text(&sb, r);
 	sb_puts(&sb, "\n");
 	append_stream(&sb, "stdout", r->stdout_data, r->stdout_len);
 	append_stream(&sb, "stderr", r->stderr_data, r->stderr_len);

@@ -2389,6 +2389,57 @@ static void test_egress_policy_keys(void)
 
 /* The operator widens with a warning; the same or a narrower list is no loosening.  The agent
  * has no way to name the key at all (MCP's run_code takes language, code, timeout). */
+/* The proxy's log lines of one box become the decisions of the result and the audit line:
+ * host and port (never a URL's path or query), status, upstream address, bytes, refused why. */
+static void test_egress_decisions(void)
+{
+	static const char log[] =
+		"1733111111.123 10.208.4.3 GET http://ok.test:8080/hello?token=s3cret 200 "
+		"203.0.113.150 123 456 - -\n"
+		"1733111111.200 10.208.4.3 CONNECT ok.test:8443 200 203.0.113.150 900 3000 - "
+		"ok.test\n"
+		"1733111111.300 10.208.4.3 GET http://other.test/ 403 - 80 300 not-in-allowlist -\n"
+		"1733111111.400 10.208.4.3 CONNECT ok.test:8443 200 - 500 0 sni-mismatch "
+		"evil.test\n"
+		"not a line of the proxy's\n";
+	cleanup_free char *text = egress_decisions(log);
+	CU_ASSERT_PTR_NULL(strstr(text, "s3cret"));
+	CU_ASSERT_PTR_NULL(strstr(text, "hello"));
+	json_object *a = json_tokener_parse(text), *d, *v;
+	CU_ASSERT_FATAL(json_object_is_type(a, json_type_array));
+	CU_ASSERT_EQUAL_FATAL(json_object_array_length(a), 4);
+	d = json_object_array_get_idx(a, 0);
+	CU_ASSERT(json_object_object_get_ex(d, "host", &v) &&
+		  strcmp(json_object_get_string(v), "ok.test") == 0);
+	CU_ASSERT(json_object_object_get_ex(d, "port", &v) && json_object_get_int(v) == 8080);
+	CU_ASSERT(json_object_object_get_ex(d, "status", &v) && json_object_get_int(v) == 200);
+	CU_ASSERT(json_object_object_get_ex(d, "address", &v) &&
+		  strcmp(json_object_get_string(v), "203.0.113.150") == 0);
+	CU_ASSERT(json_object_object_get_ex(d, "bytes_out", &v) && json_object_get_int(v) == 123);
+	CU_ASSERT(json_object_object_get_ex(d, "bytes_in", &v) && json_object_get_int(v) == 456);
+	CU_ASSERT(json_object_object_get_ex(d, "allowed", &v) && json_object_get_boolean(v));
+	CU_ASSERT(json_object_object_get_ex(d, "reason", &v) && v == NULL);
+	d = json_object_array_get_idx(a, 1);
+	CU_ASSERT(json_object_object_get_ex(d, "method", &v) &&
+		  strcmp(json_object_get_string(v), "CONNECT") == 0);
+	CU_ASSERT(json_object_object_get_ex(d, "port", &v) && json_object_get_int(v) == 8443);
+	CU_ASSERT(json_object_object_get_ex(d, "sni", &v) &&
+		  strcmp(json_object_get_string(v), "ok.test") == 0);
+	d = json_object_array_get_idx(a, 2);
+	CU_ASSERT(json_object_object_get_ex(d, "port", &v) && json_object_get_int(v) == 80);
+	CU_ASSERT(json_object_object_get_ex(d, "address", &v) && v == NULL);
+	CU_ASSERT(json_object_object_get_ex(d, "allowed", &v) && !json_object_get_boolean(v));
+	CU_ASSERT(json_object_object_get_ex(d, "reason", &v) &&
+		  strcmp(json_object_get_string(v), "not-in-allowlist") == 0);
+	d = json_object_array_get_idx(a, 3); /* answered 200, then closed: refused all the same */
+	CU_ASSERT(json_object_object_get_ex(d, "allowed", &v) && !json_object_get_boolean(v));
+	CU_ASSERT(json_object_object_get_ex(d, "reason", &v) &&
+		  strcmp(json_object_get_string(v), "sni-mismatch") == 0);
+	json_object_put(a);
+	cleanup_free char *none = egress_decisions("");
+	CU_ASSERT_STRING_EQUAL(none, "[]");
+}
+
 static void test_egress_override(void)
 {
 	brig_policy *p = brig_policy_new_default();
@@ -2564,6 +2615,7 @@ static CU_TestInfo tests[] = {
 	{ "egress: allowlist entries and hosts", test_egress_entries },
 	{ "egress: policy keys, types, limits, round trip", test_egress_policy_keys },
 	{ "egress: overrides and loosening", test_egress_override },
+	{ "egress: a box's decisions from the proxy's log", test_egress_decisions },
 	{ "spec: egress network, proxy, env, config", test_spec_egress },
 	CU_TEST_INFO_NULL,
 };
