@@ -7,12 +7,18 @@
  */
 #include "config.h"
 
+#include <dirent.h>
+#include <fcntl.h>
 #include <json-c/json.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 
+#include "egress.h"
 #include "internal.h"
 #include "loader.h"
 #include "pool.h"
@@ -344,6 +350,41 @@ static json_object *images_json(brig_ctx *ctx)
 	return arr ? arr : json_object_new_array();
 }
 
+/* With an egress allowlist: what it needs and what it trades (brig doctor); NULL without. */
+static json_object *egress_status(brig_ctx *ctx, const loaded_backend *sel)
+{
+	const brig_policy *p = ctx->policy;
+	if (!p->egress_allow || !p->egress_allow[0])
+		return NULL;
+	json_object *o = json_object_new_object(), *a = json_object_new_array();
+	for (char **x = p->egress_allow; *x; x++)
+		json_object_array_add(a, json_object_new_string(*x));
+	json_object_object_add(o, "allow", a);
+	json_object_object_add(o, "proxy_image", json_object_new_string(EGRESS_IMAGE));
+	json_object *present = NULL; /* unknown without a backend that can look */
+	if (sel && BE_HOOK(sel->be, image_id)) {
+		char id[80];
+		brig_error *e = NULL;
+		int r = sel->be->image_id(EGRESS_IMAGE, id, sizeof id, &e);
+		brig_error_free(e);
+		if (r >= 0)
+			present = json_object_new_boolean(r == 1);
+	}
+	json_object_object_add(o, "proxy_image_present", present);
+	json_object_object_add(
+		o, "backend_supports",
+		sel ? json_object_new_boolean(sel->be->features & BRIG_FEATURE_NETWORKS) : NULL);
+	json_object_object_add(o, "gvisor_runtime",
+			       json_object_new_string(p->gvisor_egress_runtime));
+	cleanup_free char *trade = xasprintf(
+		"gVisor boxes with egress run under %s (runsc --network=host): the host kernel's "
+		"network stack in the box's own namespace, wired only to the internal network, "
+		"instead of gVisor's own; boxes without egress keep --network=none",
+		p->gvisor_egress_runtime);
+	json_object_object_add(o, "gvisor_trade", json_object_new_string(trade));
+	return o;
+}
+
 json_object *brig_status_object(brig_ctx *ctx)
 {
 	json_object *o = json_object_new_object();
@@ -377,6 +418,7 @@ json_object *brig_status_object(brig_ctx *ctx)
 				       json_object_new_string(e ? e->message : "no backend"));
 	}
 	json_object_object_add(o, "fallback", fallback ? json_object_new_string(fallback) : NULL);
+	json_object_object_add(o, "egress", egress_status(ctx, sel));
 	free(fallback);
 	brig_error_free(e);
 	json_object_object_add(o, "images", images_json(ctx));
@@ -421,6 +463,42 @@ void brig_policy_get_limits(const brig_policy *p, brig_policy_limits *out)
 
 /* ---- gc -------------------------------------------------------------------------------------- */
 
+/* The configuration directories ("egress-<digest>" in the cache directory) of proxies that are
+ * gone, untouched for idle_s (every run with egress touches its own: a run writing one for a
+ * proxy it is about to start keeps it). */
+static void egress_config_gc(const loaded_backend *eb, long idle_s)
+{
+	cleanup_free char *dir = cache_dir();
+	DIR *d = dir && BE_HOOK(eb->be, container_state) ? opendir(dir) : NULL;
+	if (!d)
+		return;
+	time_t now = time(NULL);
+	for (struct dirent *de; (de = readdir(d));) {
+		struct stat st;
+		if (strncmp(de->d_name, "egress-", 7) != 0 || strlen(de->d_name) != 7 + 12 ||
+		    fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+		    !S_ISDIR(st.st_mode) || now - st.st_mtime < idle_s)
+			continue;
+		cleanup_free char *proxy = xasprintf("brig-%s", de->d_name);
+		int state = -1;
+		brig_error *e = NULL;
+		int r = eb->be->container_state(proxy, &state, &e);
+		brig_error_free(e);
+		if (r < 0 || state != 0)
+			continue;
+		int fd = openat(dirfd(d), de->d_name,
+				O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		unlinkat(fd, "squid.conf", 0);
+		unlinkat(fd, "hosts", 0);
+		close(fd);
+		if (unlinkat(dirfd(d), de->d_name, AT_REMOVEDIR) == 0)
+			core_debug("gc: removed %s/%s (its proxy is gone)", dir, de->d_name);
+	}
+	closedir(d);
+}
+
 int brig_gc(brig_ctx *ctx, int *removed, brig_error **err)
 {
 	*removed = 0;
@@ -443,20 +521,22 @@ int brig_gc(brig_ctx *ctx, int *removed, brig_error **err)
 		return r;
 	/* egress proxies no box is attached to, started more than GC_EGRESS_IDLE_S ago
 	 * ($BRIG_EGRESS_IDLE_SECONDS: an operator's, e.g. 0 in tests) */
-	int (*egc)(int, int *, brig_error **) = BE_HOOK(lb->be, egress_gc);
-	for (size_t i = 0; i < ctx->n_backends && !egc; i++) {
+	loaded_backend *eb = BE_HOOK(lb->be, egress_gc) ? lb : NULL;
+	for (size_t i = 0; i < ctx->n_backends && !eb; i++) {
 		loaded_backend *c = &ctx->backends[i];
 		if (BE_HOOK(c->be, egress_gc) && probe_backend(ctx, c, NULL))
-			egc = c->be->egress_gc;
+			eb = c;
 	}
-	if (!egc)
+	if (!eb)
 		return 0;
 	long idle = GC_EGRESS_IDLE_S;
 	const char *v = secure_getenv("BRIG_EGRESS_IDLE_SECONDS");
 	if (v && !parse_long(v, 0, 86400 * 365, &idle))
 		idle = GC_EGRESS_IDLE_S;
 	int proxies = 0;
-	r = egc((int)idle, &proxies, err);
+	r = eb->be->egress_gc((int)idle, &proxies, err);
 	*removed += proxies;
+	if (r == 0)
+		egress_config_gc(eb, idle);
 	return r;
 }

@@ -146,6 +146,27 @@ static int print_choice_and_images(json_object *st)
 	json_object_object_get_ex(st, "images", &imgs);
 	printf("\nimages (details: brig images):\n");
 	problems += cli_print_image_summary(imgs);
+	json_object *eg = NULL;
+	if (json_object_object_get_ex(st, "egress", &eg) && eg) {
+		json_object *a = NULL, *present = NULL, *ok = NULL;
+		json_object_object_get_ex(eg, "allow", &a);
+		json_object_object_get_ex(eg, "proxy_image_present", &present);
+		json_object_object_get_ex(eg, "backend_supports", &ok);
+		printf("\negress: %zu allowed destination%s through the proxy image %s (%s)\n",
+		       json_object_array_length(a), json_object_array_length(a) == 1 ? "" : "s",
+		       cli_str(eg, "proxy_image", "?"),
+		       !present ? "presence unknown"
+		       : json_object_get_boolean(present)
+			       ? "present"
+			       : "MISSING: scripts/setup-host builds it");
+		problems += present && !json_object_get_boolean(present);
+		if (ok && !json_object_get_boolean(ok))
+			printf("egress: the selected backend cannot put a box on the egress "
+			       "network "
+			       "(use docker-api or gvisor); runs are refused\n"),
+				problems++;
+		printf("note: %s\n", cli_str(eg, "gvisor_trade", ""));
+	}
 	if (problems)
 		printf("\nto install the engine and build the runtime images: sudo "
 		       "scripts/setup-host\n");
