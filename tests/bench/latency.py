@@ -12,7 +12,14 @@ within one run mean anything): each round runs every row once, in a shuffled ord
                         and idle, so the row measures "a warm container is available"
   mcp docker-api ws     a run_code call in an active workspace (made once by create_workspace
                         and passed as workspace_id to every call), warm_pool 0
+  brig docker-api egress
+                        brig run with an egress allowlist, its proxy up (started by the
+                        warm-up run): the same run as "brig docker-api" plus the egress
+                        network, the proxy's health check and the audit join of its log
   (+ the same runsc rows when the gvisor backend is available)
+
+Before the rows, the first run with egress is timed once per backend with no proxy running: the
+proxy's first start.  Afterwards `brig gc` (idle 0) removes the proxy and its networks.
 
 The MCP rows time the request from the client's write to the response's arrival.  The warm
 server runs with BRIG_DEBUG: the phase lines it logs give the measured breakdown of a warm call
@@ -108,8 +115,27 @@ def seccomp_file(tmp, isolation):
     return path
 
 
-def brig_row(backend, lang):
-    return process_row(lambda: [BRIG, "run", "--backend", backend, "-l", lang])
+def brig_row(backend, lang, policy=None):
+    extra = ["--policy", policy] if policy else []
+    return process_row(lambda: [BRIG, "run", "--backend", backend, "-l", lang, *extra])
+
+
+def egress_policy(tmp):
+    """An allowlist no run uses (the rows time the box, not a request): its own proxy."""
+    path = os.path.join(tmp, "policy-egress.json")
+    with open(path, "w") as f:
+        json.dump({"egress": {"allow": ["brig-bench.test:443"]}}, f)
+    return path
+
+
+def proxy_first_start(backend, lang, policy):
+    """ms of the first run with egress when no proxy runs (its proxy removed first)."""
+    out = subprocess.run([BRIG, "explain", "--backend", backend, "--json", "--policy", policy,
+                          "-l", lang, "-c", CODE[lang]], capture_output=True, text=True,
+                         env=ENV, check=True).stdout
+    proxy = json.loads(out)["spec"]["egress"]["proxy_name"]
+    subprocess.run(["docker", "rm", "-f", proxy], capture_output=True)
+    return brig_row(backend, lang, policy)(CODE[lang].encode())
 
 
 class McpRow:
@@ -228,6 +254,8 @@ def main():
     rows = {}
     mcp_rows = []
     has_profile = any(a.startswith("seccomp=") for a in argv)
+    egress = egress_policy(tmp)
+    first_start = {}
     if want("raw docker run (runc)"):
         rows["raw docker run (runc)"] = raw_row(
             argv, seccomp=seccomp_file(tmp, "container") if has_profile else None)
@@ -236,6 +264,9 @@ def main():
     if "docker-api" in avail:
         if want("brig docker-api"):
             rows["brig docker-api"] = brig_row("docker-api", lang)
+        if want("brig docker-api egress"):
+            first_start["docker-api"] = proxy_first_start("docker-api", lang, egress)
+            rows["brig docker-api egress"] = brig_row("docker-api", lang, egress)
         for warm, label, ws in ((0, "mcp docker-api cold", False),
                                 (2, "mcp docker-api warm", False),
                                 (0, "mcp docker-api ws", True)):
@@ -249,6 +280,9 @@ def main():
                 argv, runtime, seccomp_file(tmp, "gvisor") if has_profile else None)
         if want("brig gvisor"):
             rows["brig gvisor"] = brig_row("gvisor", lang)
+        if want("brig gvisor egress"):
+            first_start["gvisor"] = proxy_first_start("gvisor", lang, egress)
+            rows["brig gvisor egress"] = brig_row("gvisor", lang, egress)
         for warm, label, ws in ((0, "mcp gvisor cold", False), (2, "mcp gvisor warm", False),
                                 (0, "mcp gvisor ws", True)):
             if want(label):
@@ -271,6 +305,9 @@ def main():
     finally:
         for _, r in mcp_rows:
             r.close()
+        if first_start:  # the bench's proxies and networks: idle now
+            subprocess.run([BRIG, "gc"], capture_output=True,
+                           env=dict(ENV, BRIG_EGRESS_IDLE_SECONDS="0"))
     base = {}
     print(f"{lang} `{CODE[lang].strip()}`, {args.n} runs per row, interleaved, ms")
     print(f"{'row':28} {'p50':>8} {'p95':>8} {'min':>8}  p50 / raw docker run (same runtime)")
@@ -282,6 +319,13 @@ def main():
         runtime = "runsc" if ("runsc" in k or "gvisor" in k) else "runc"
         ratio = p50 / base[runtime] if runtime in base else float("nan")
         print(f"{k:28} {p50:8.1f} {pct(times[k], 0.95):8.1f} {min(times[k]):8.1f}  {ratio:8.2f}x")
+    for backend, ms in first_start.items():
+        base_row, eg_row = f"brig {backend}", f"brig {backend} egress"
+        ratio = ""
+        if base_row in times and eg_row in times:
+            ratio = (f"; egress p50 / same run without: "
+                     f"{statistics.median(times[eg_row]) / statistics.median(times[base_row]):.2f}x")
+        print(f"{backend}: first run with egress, its proxy starting: {ms:.0f} ms{ratio}")
     for label, r in mcp_rows:
         if r.warm:
             b = breakdown(r.log)
