@@ -420,19 +420,21 @@ def test_ws_idle_box_dropped_before_ttl():
 def test_ws_expiry_drains():
     """The workspace's lifetime ends while the server holds a box for it: the expiry (here by
     another process, `brig workspace ls`) removes the box, the holder and the volume."""
-    pol = ws_policy("ws-life", idle_ttl_seconds=20, max_lifetime_seconds=20)
+    pol = ws_policy("ws-life", idle_ttl_seconds=30, max_lifetime_seconds=30)
     srv = WsServer(pol)
     try:
         t0 = time.monotonic()
         wid = srv.create()["id"]
-        time.sleep(11)
+        time.sleep(22)
         assert srv.run(wid, "print(1)")["verdict"] == "success"
-        srv.wait_ws(idle=1)  # kept 10 s: past the lifetime's end
-        time.sleep(max(0, t0 + 21 - time.monotonic()))
+        srv.wait_ws(idle=1)  # kept 15 s: well past the lifetime's end
+        time.sleep(max(0, t0 + 31 - time.monotonic()))
         assert len(ws_boxes(wid)) == 1 and srv.ws_pool()["idle"] == 1
         p = ws_cli(pol, "ls", "--json")
         assert p.returncode == 0 and wid not in p.stdout, (p.stdout, p.stderr)
         assert ws_gone(wid), ws_boxes(wid, holder=True)
+        # the end removed it, not the server's own keep time (a volume in use is retried 2 s)
+        assert srv.ws_pool()["idle"] == 1 and time.monotonic() < t0 + 36
     finally:
         srv.close()
 
