@@ -938,21 +938,38 @@ static bool str_eq(const char *a, const char *b)
 	return a == b || (a && b && strcmp(a, b) == 0);
 }
 
-/* Equal, where each side's own name-derived marker counts as equal to the other's. */
-static bool strv_eq_marked(char *const *a, const char *ma, char *const *b, const char *mb)
+static bool strv_eq(char *const *a, char *const *b)
 {
 	size_t i = 0;
-	for (; a && b && a[i] && b[i]; i++) {
-		bool marks = ma && mb && strcmp(a[i], ma) == 0 && strcmp(b[i], mb) == 0;
-		if (!marks && strcmp(a[i], b[i]) != 0)
+	for (; a && b && a[i] && b[i]; i++)
+		if (strcmp(a[i], b[i]) != 0)
 			return false;
-	}
 	return (!a || !a[i]) && (!b || !b[i]);
 }
 
-static bool strv_eq(char *const *a, char *const *b)
+/* s is NAME:changes, the change tag add_workspace() makes from the box's name. */
+static bool is_changes_tag(const char *s, const char *name)
 {
-	return strv_eq_marked(a, NULL, b, NULL);
+	size_t n = name ? strlen(name) : 0;
+	return name && strncmp(s, name, n) == 0 && strcmp(s + n, CHANGES_SUFFIX) == 0;
+}
+
+/* brig-init's arguments: equal but for the exit marker and the change tag, both made from the
+ * box's name (a box's own, not its shape). */
+static bool argv_eq(const brig_spec *a, const brig_spec *b)
+{
+	char *const *x = a->argv, *const *y = b->argv;
+	size_t i = 0;
+	for (; x && y && x[i] && y[i]; i++) {
+		bool marks = a->exit_marker && b->exit_marker &&
+			     strcmp(x[i], a->exit_marker) == 0 && strcmp(y[i], b->exit_marker) == 0;
+		bool tags = i > 0 && strcmp(x[i - 1], "--changes") == 0 &&
+			    strcmp(y[i - 1], "--changes") == 0 && is_changes_tag(x[i], a->name) &&
+			    is_changes_tag(y[i], b->name);
+		if (!marks && !tags && strcmp(x[i], y[i]) != 0)
+			return false;
+	}
+	return (!x || !x[i]) && (!y || !y[i]);
 }
 
 static bool mounts_eq(brig_mount *const *a, brig_mount *const *b)
@@ -973,19 +990,19 @@ _Static_assert(offsetof(brig_spec, egress) + sizeof(brig_egress *) == sizeof(bri
 
 bool spec_same_box(const brig_spec *a, const brig_spec *b)
 {
-	/* Not compared, because they are not the box but the one run: name (and exit_marker,
-	 * made from it), user (a uid of the box's own under user "auto"), stdin_data, stdin_len,
-	 * timeout_ms. */
+	/* Not compared, because they are not the box but the one run: name (and exit_marker
+	 * and a workspace box's change tag, made from it), user outside a workspace (a uid of the
+	 * box's own under user "auto"), stdin_data, stdin_len, timeout_ms.  In a workspace the
+	 * user is the workspace's, and part of the box. */
 	return str_eq(a->language, b->language) && str_eq(a->image, b->image) &&
-	       str_eq(a->image_id, b->image_id) && strv_eq(a->labels, b->labels) &&
-	       strv_eq_marked(a->argv, a->exit_marker, b->argv, b->exit_marker) &&
-	       strv_eq(a->env, b->env) && str_eq(a->workdir, b->workdir) &&
-	       str_eq(a->hostname, b->hostname) && !a->exit_marker == !b->exit_marker &&
-	       str_eq(a->network, b->network) && str_eq(a->dns, b->dns) &&
-	       str_eq(a->runtime, b->runtime) && a->read_only_rootfs == b->read_only_rootfs &&
-	       str_eq(a->tmpfs_path, b->tmpfs_path) && str_eq(a->tmpfs_options, b->tmpfs_options) &&
-	       a->shm_bytes == b->shm_bytes && mounts_eq(a->mounts, b->mounts) &&
-	       strv_eq(a->masked_paths, b->masked_paths) &&
+	       str_eq(a->image_id, b->image_id) && strv_eq(a->labels, b->labels) && argv_eq(a, b) &&
+	       (!a->workspace || str_eq(a->user, b->user)) && strv_eq(a->env, b->env) &&
+	       str_eq(a->workdir, b->workdir) && str_eq(a->hostname, b->hostname) &&
+	       !a->exit_marker == !b->exit_marker && str_eq(a->network, b->network) &&
+	       str_eq(a->dns, b->dns) && str_eq(a->runtime, b->runtime) &&
+	       a->read_only_rootfs == b->read_only_rootfs && str_eq(a->tmpfs_path, b->tmpfs_path) &&
+	       str_eq(a->tmpfs_options, b->tmpfs_options) && a->shm_bytes == b->shm_bytes &&
+	       mounts_eq(a->mounts, b->mounts) && strv_eq(a->masked_paths, b->masked_paths) &&
 	       a->cgroupns_private == b->cgroupns_private && a->core == b->core &&
 	       a->memory_bytes == b->memory_bytes && a->memory_swap_bytes == b->memory_swap_bytes &&
 	       a->nano_cpus == b->nano_cpus && a->pids_limit == b->pids_limit &&

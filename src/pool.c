@@ -27,6 +27,7 @@
 #include "loader.h"
 #include "pool.h"
 #include "uids.h"
+#include "workspace.h"
 
 #define BACKOFF_MIN_MS   1000
 #define BACKOFF_MAX_MS   60000
@@ -41,6 +42,9 @@
  * cached), and how soon again when there was none. */
 #define POOL_CHOOSE_EVERY_MS 5000
 #define POOL_CHOOSE_RETRY_MS 2000
+/* An idle box for a workspace is dropped after this long, or after half the workspace's idle
+ * TTL when that is shorter: it never holds the workspace's RAM (its tmpfs) for long unused. */
+#define POOL_WS_KEEP_MS 60000
 
 typedef struct pool_step pool_step;
 
@@ -49,8 +53,24 @@ struct pool_entry {
 	const loaded_backend *lb;
 	brig_spec *spec; /* what it was started with: its name and its box */
 	void *handle;    /* the backend's */
-	uid_lease lease; /* its uid (user "auto") */
+	uid_lease lease; /* its uid (user "auto"; none in a workspace: the workspace's) */
+	int lang;
 };
+
+/* A workspace a call ended in: the pool keeps (at most) one box for it, of the language of its
+ * last call, the box a cold run in it would get (spec_build with the workspace). */
+typedef struct pool_ws {
+	struct pool_ws *next;
+	char id[SPEC_WS_ID_HEX + 1];
+	int lang;        /* of its last call: the box to have */
+	long size_mb;    /* its tmpfs, RAM: counted in the budget while a box is pooled for it */
+	int64_t keep_ms; /* how long an idle box (or the wish for one) is kept */
+	int64_t drop_at;
+	pool_entry *box; /* the idle box, or NULL: wanted (or starting) */
+	bool starting;   /* a step starts its box, holding the workspace's lock */
+	bool again;      /* another call ended in it while the box was starting */
+	bool gone;       /* dropped while starting: that step frees it */
+} pool_ws;
 
 enum pool_state { POOL_STARTING, POOL_ON, POOL_WAITING, POOL_DISABLED };
 
@@ -71,6 +91,9 @@ struct brig_pool {
 	int64_t retry_at[BRIG_LANG_COUNT];
 	int backoff_ms[BRIG_LANG_COUNT];
 	char *error[BRIG_LANG_COUNT]; /* the last failed start, until one succeeds */
+	pool_ws *ws;                  /* the workspaces with a box (idle, starting or wanted) */
+	int ws_idle, ws_starting;
+	long ws_mb; /* size_mb of the workspaces with an idle or starting box */
 	pool_entry *removals;
 	int n_removing;
 	int running;
@@ -106,18 +129,26 @@ static int total(const int *v)
 	return n;
 }
 
-/* One more container fits: (idle + starting + running + 1) * memory_mb <= budget. */
-static bool budget_allows(const brig_pool *p)
+/* One more container fits: (idle + starting + running + 1) * memory_mb, plus the size of every
+ * workspace with a pooled box (tmpfs is RAM) and extra_mb (the new box's workspace) <= budget. */
+static bool budget_allows(const brig_pool *p, long extra_mb)
 {
-	long n = total(p->n_idle) + total(p->n_starting) + p->running + 1;
-	return n * p->memory_mb <= p->budget_mb;
+	long n = total(p->n_idle) + total(p->n_starting) + p->ws_idle + p->ws_starting +
+		 p->running + 1;
+	return n * p->memory_mb + p->ws_mb + extra_mb <= p->budget_mb;
+}
+
+/* Runs + starts stay within max_concurrent_runs. */
+static bool ops_allow(const brig_pool *p)
+{
+	return p->running + total(p->n_starting) + p->ws_starting < p->max_ops;
 }
 
 /* The language to start a container for now, or -1; *wake_at: the earliest backoff end. */
 static int pick_language(const brig_pool *p, int64_t now, int64_t *wake_at)
 {
 	int best = -1, best_have = 0;
-	if (p->running + total(p->n_starting) >= p->max_ops)
+	if (!ops_allow(p))
 		return -1;
 	for (int l = 0; l < BRIG_LANG_COUNT; l++) {
 		int have = p->n_idle[l] + p->n_starting[l];
@@ -131,7 +162,7 @@ static int pick_language(const brig_pool *p, int64_t now, int64_t *wake_at)
 		if (best < 0 || have < best_have)
 			best = l, best_have = have;
 	}
-	return best >= 0 && budget_allows(p) ? best : -1;
+	return best >= 0 && budget_allows(p, 0) ? best : -1;
 }
 
 static void step_run(jobq_job *job);
@@ -204,6 +235,83 @@ static void drain(brig_pool *p, int lang)
 	}
 }
 
+/* ---- workspace boxes (locked) ---- */
+
+static pool_ws *find_ws(const brig_pool *p, const char *id)
+{
+	pool_ws *w = p->ws;
+	while (w && strcmp(w->id, id) != 0)
+		w = w->next;
+	return w;
+}
+
+static void unlink_ws(brig_pool *p, pool_ws *w)
+{
+	pool_ws **pp = &p->ws;
+	while (*pp && *pp != w)
+		pp = &(*pp)->next;
+	if (*pp)
+		*pp = w->next;
+	w->next = NULL;
+}
+
+/* Its idle box goes to removal. */
+static void drop_ws_box(brig_pool *p, pool_ws *w)
+{
+	if (!w->box)
+		return;
+	push_removal(p, w->box);
+	w->box = NULL;
+	p->ws_idle--;
+	p->ws_mb -= w->size_mb;
+	p->drained++;
+}
+
+/* The pool keeps nothing for w any more (a box starting for it is removed when started). */
+static void forget_ws(brig_pool *p, pool_ws *w)
+{
+	drop_ws_box(p, w);
+	unlink_ws(p, w);
+	if (w->starting)
+		w->gone = true;
+	else
+		free(w);
+}
+
+static void drain_ws(brig_pool *p)
+{
+	while (p->ws)
+		forget_ws(p, p->ws);
+}
+
+/* Idle boxes (and wishes) past their keep time are dropped; *wake_at: the earliest next. */
+static void expire_ws(brig_pool *p, int64_t now, int64_t *wake_at)
+{
+	for (pool_ws *w = p->ws, *next; w; w = next) {
+		next = w->next;
+		if (w->starting)
+			continue;
+		if (w->drop_at <= now) {
+			core_debug("pool: workspace %s: idle box dropped after %lld ms", w->id,
+				   (long long)w->keep_ms);
+			forget_ws(p, w);
+		} else if (!*wake_at || w->drop_at < *wake_at) {
+			*wake_at = w->drop_at;
+		}
+	}
+}
+
+/* The workspace to start a box for now, or NULL. */
+static pool_ws *pick_ws(const brig_pool *p)
+{
+	if (!ops_allow(p))
+		return NULL;
+	for (pool_ws *w = p->ws; w; w = w->next)
+		if (!w->box && !w->starting && budget_allows(p, w->size_mb))
+			return w;
+	return NULL;
+}
+
 static void append_idle(brig_pool *p, int lang, pool_entry *e)
 {
 	pool_entry **pp = &p->idle[lang];
@@ -255,6 +363,7 @@ static bool follow_backend(brig_pool *p)
 	if (chosen != p->lb) {
 		for (int l = 0; l < BRIG_LANG_COUNT; l++)
 			drain(p, l);
+		drain_ws(p);
 		core_debug("pool: %s%s", why ? "waiting: " : "backend ",
 			   why ? why : chosen->be->name);
 	}
@@ -266,18 +375,20 @@ static bool follow_backend(brig_pool *p)
 	return p->state == POOL_ON;
 }
 
-/* Start one container for `lang` (no lock held): the spec a run of `lang` would get. */
-static pool_entry *start_one(brig_pool *p, int lang, brig_error **err)
+/* Start one container for `lang` (no lock held): the spec a run of `lang` would get - in the
+ * workspace ws (held, locked) when not NULL, as prepare_run() builds it for a run there. */
+static pool_entry *start_one(brig_pool *p, int lang, const ws_handle *ws, brig_error **err)
 {
 	const loaded_backend *lb = p->lb;
 	brig_request req = { .language = (brig_language)lang, .code = "", .code_len = 0 };
 	brig_spec *spec = NULL;
 	uid_lease lease = { .fd = -1 }; /* the box's own uid (user "auto"), held while it lives */
-	if (uid_lease_take(p->ctx->policy, &lease, err) < 0)
+	if (!ws && uid_lease_take(p->ctx->policy, &lease, err) < 0)
 		return NULL;
-	cleanup_free char *user = uid_lease_user(&lease);
+	cleanup_free char *user = ws ? xstrdup(ws->user) : uid_lease_user(&lease);
 	spec_target t = dispatch_target(p->ctx, lb);
 	t.user = user;
+	t.workspace = ws ? ws->id : NULL;
 	/* the ID the tag names now: a run compares it (spec_same_box), so a rebuilt image drains
 	 * the boxes of the old one */
 	brig_image_info image = { .struct_size = sizeof image };
@@ -304,6 +415,7 @@ static pool_entry *start_one(brig_pool *p, int lang, brig_error **err)
 	e->spec = spec;
 	e->handle = handle;
 	e->lease = lease;
+	e->lang = lang;
 	return e;
 }
 
@@ -314,7 +426,7 @@ static void refill(brig_pool *p, int lang)
 	wake_workers(p); /* another worker may start one more meanwhile */
 	pthread_mutex_unlock(&p->lock);
 	brig_error *err = NULL;
-	pool_entry *e = start_one(p, lang, &err);
+	pool_entry *e = start_one(p, lang, NULL, &err);
 	pthread_mutex_lock(&p->lock);
 	p->n_starting[lang]--;
 	if (e) {
@@ -336,6 +448,56 @@ static void refill(brig_pool *p, int lang)
 			   p->error[lang]);
 		pthread_cond_broadcast(&p->changed);
 	}
+	brig_error_free(err);
+}
+
+/* Start the box of workspace w.  It holds the workspace's lock while it starts (not recording
+ * a use): no call runs in the workspace meanwhile, and its end (`brig workspace rm`, expiry, in
+ * any brig process) cannot come between the check that it lives and the box mounting its volume
+ * (the engine would make a new, empty volume of that name).  A call that waits for the lock
+ * finds the box idle.  Busy (a call runs in it: its end asks again) or ended: nothing started.
+ * Locked on entry and exit. */
+static void refill_ws(brig_pool *p, pool_ws *w)
+{
+	w->starting = true;
+	w->again = false;
+	p->ws_starting++;
+	p->ws_mb += w->size_mb;
+	wake_workers(p);
+	char id[SPEC_WS_ID_HEX + 1];
+	memcpy(id, w->id, sizeof id);
+	int lang = w->lang;
+	const loaded_backend *lb = p->lb;
+	pthread_mutex_unlock(&p->lock);
+	brig_error *err = NULL;
+	ws_handle h = WS_HANDLE_INIT;
+	pool_entry *e = NULL;
+	if (ws_acquire(p->ctx, lb, id, 0, &h, &err) == 0)
+		e = start_one(p, lang, &h, &err);
+	pthread_mutex_lock(&p->lock);
+	p->ws_starting--;
+	w->starting = false;
+	if (e && !w->gone && !p->stopping && e->lb == p->lb && w->lang == lang) {
+		p->started++;
+		w->box = e;
+		p->ws_idle++;
+		w->drop_at = now_ms() + w->keep_ms;
+		if (!p->timer || w->drop_at < p->timer_at)
+			submit_step(p, w->drop_at);
+		pthread_cond_broadcast(&p->changed);
+	} else {
+		p->ws_mb -= w->size_mb;
+		if (e)
+			push_removal(p, e);
+		if (!e)
+			core_debug("pool: workspace %s: no box started: %s", id,
+				   err && err->message ? err->message : "?");
+		if (w->gone)
+			free(w);
+		else if (!w->again && w->lang == lang)
+			forget_ws(p, w); /* the next call's end asks again */
+	}
+	ws_unlock(&h); /* the box is filed: a call waiting for the workspace takes it */
 	brig_error_free(err);
 }
 
@@ -389,6 +551,7 @@ static void step_run(jobq_job *job)
 			break;
 		int64_t now = now_ms(), wake_at = 0;
 		int lang = -1;
+		pool_ws *w = NULL;
 		bool on = follow_backend(p); /* may unlock to probe: the stop may come meanwhile */
 		if (p->stopping)
 			continue; /* the removals, then out */
@@ -396,8 +559,15 @@ static void step_run(jobq_job *job)
 			lang = pick_language(p, now, &wake_at);
 		else if (!p->choosing)
 			wake_at = p->choose_at; /* no backend now: ask again then */
+		expire_ws(p, now, &wake_at);
+		if (p->removals)
+			continue;
 		if (lang >= 0) {
 			refill(p, lang);
+			continue;
+		}
+		if (on && (w = pick_ws(p)) != NULL) {
+			refill_ws(p, w);
 			continue;
 		}
 		/* nothing to do now: again when the earliest backoff ends */
@@ -463,6 +633,7 @@ void pool_free(brig_pool *p)
 	p->stopping = true;
 	for (int l = 0; l < BRIG_LANG_COUNT; l++)
 		drain(p, l);
+	drain_ws(p);
 	cancel_timer(p); /* the step waiting for a backoff to end has nothing left to do */
 	/* The engine removes containers in parallel well (a runsc sandbox takes ~1 s to stop):
 	 * every idle container at once, not steps-at-a-time, keeps the shutdown prompt.  No
@@ -508,6 +679,25 @@ pool_entry *pool_take(brig_pool *p, const loaded_backend *lb, brig_language lang
 		pthread_mutex_unlock(&p->lock);
 		return NULL;
 	}
+	if (spec->workspace) { /* its workspace's box, never a plain one */
+		pool_ws *w = find_ws(p, spec->workspace);
+		e = w && w->box && w->box->lang == (int)lang && w->box->lb == lb ? w->box : NULL;
+		if (e && !spec_same_box(e->spec, spec)) {
+			core_debug("pool: workspace %s: the box changed: dropping its idle one",
+				   w->id);
+			drop_ws_box(p, w);
+			e = NULL;
+		} else if (e) {
+			w->box = NULL;
+			p->ws_idle--;
+			p->ws_mb -= w->size_mb;
+			p->taken++;
+			forget_ws(p, w); /* the call's end asks for the next one */
+			wake_workers(p); /* the budget may allow a start now */
+		}
+		pthread_mutex_unlock(&p->lock);
+		return e;
+	}
 	if (e && e->lb == lb && !spec_same_box(e->spec, spec)) {
 		core_debug("pool: %s: the box changed (policy files?): draining %d idle",
 			   brig_language_name(lang), p->n_idle[lang]);
@@ -540,6 +730,47 @@ void pool_release(brig_pool *p, pool_entry *e)
 {
 	pthread_mutex_lock(&p->lock);
 	push_removal(p, e);
+	pthread_mutex_unlock(&p->lock);
+}
+
+void pool_want_workspace(brig_pool *p, const loaded_backend *lb, brig_language lang, const char *id,
+			 long size_mb, long idle_ttl_s)
+{
+	if (!p || (unsigned)lang >= BRIG_LANG_COUNT || !spec_ws_id_valid(id))
+		return;
+	pthread_mutex_lock(&p->lock);
+	if (p->stopping || p->lb != lb || p->state != POOL_ON) {
+		pthread_mutex_unlock(&p->lock);
+		return;
+	}
+	pool_ws *w = find_ws(p, id);
+	if (!w) {
+		w = xcalloc(1, sizeof *w);
+		memcpy(w->id, id, sizeof w->id);
+		w->size_mb = size_mb; /* fixed for the workspace's life */
+		w->next = p->ws;
+		p->ws = w;
+	}
+	if (w->box && w->box->lang != (int)lang)
+		drop_ws_box(p, w); /* one box per workspace: of its last call's language */
+	w->lang = (int)lang;
+	w->keep_ms =
+		idle_ttl_s * 1000 / 2 < POOL_WS_KEEP_MS ? idle_ttl_s * 1000 / 2 : POOL_WS_KEEP_MS;
+	w->drop_at = now_ms() + w->keep_ms;
+	if (w->starting)
+		w->again = true;
+	wake_workers(p);
+	pthread_mutex_unlock(&p->lock);
+}
+
+void pool_drop_workspace(brig_pool *p, const char *id)
+{
+	if (!p)
+		return;
+	pthread_mutex_lock(&p->lock);
+	pool_ws *w = find_ws(p, id);
+	if (w)
+		forget_ws(p, w);
 	pthread_mutex_unlock(&p->lock);
 }
 
@@ -600,6 +831,15 @@ json_object *pool_status_json(brig_pool *p, const brig_policy *policy)
 		removing++;
 	json_object_object_add(o, "removing", json_object_new_int(removing));
 	json_object_object_add(o, "languages", languages_json(p));
+	json_object *ws = json_object_new_object();
+	int wanted = 0;
+	for (const pool_ws *w = p ? p->ws : NULL; w; w = w->next)
+		wanted += !w->box && !w->starting;
+	json_object_object_add(ws, "idle", json_object_new_int(p ? p->ws_idle : 0));
+	json_object_object_add(ws, "starting", json_object_new_int(p ? p->ws_starting : 0));
+	json_object_object_add(ws, "wanted", json_object_new_int(wanted));
+	json_object_object_add(ws, "memory_mb", json_object_new_int64(p ? p->ws_mb : 0));
+	json_object_object_add(o, "workspaces", ws);
 	json_object_object_add(o, "taken", json_object_new_int64(p ? p->taken : 0));
 	json_object_object_add(o, "started", json_object_new_int64(p ? p->started : 0));
 	json_object_object_add(o, "drained", json_object_new_int64(p ? p->drained : 0));

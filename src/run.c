@@ -425,7 +425,11 @@ int brig_run(brig_ctx *ctx, const brig_request *req, const brig_run_options *opt
 		pool_release(ctx->pool, rc.pooled); /* removed in the background */
 	spec_free(rc.cold);
 	uid_lease_release(&rc.lease); /* the cold box is gone (a pooled one kept its own) */
-	ws_release(&rc.ws);           /* the next call in the workspace may go */
+	bool in_ws = rc.ws.user != NULL;
+	ws_release(&rc.ws); /* the next call in the workspace may go */
+	if (in_ws)          /* and finds a box of this language started in it */
+		pool_want_workspace(ctx->pool, rc.lb, req->language, rc.ws.id, rc.ws.size_mb,
+				    rc.ws.idle_ttl);
 	deliver(&rc.res, res);
 	if (ar < 0) {
 		/* The run happened but could not be recorded: fail closed for the caller. */

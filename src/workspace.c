@@ -34,6 +34,7 @@
 #include "images.h"
 #include "init/tree.h"
 #include "loader.h"
+#include "pool.h"
 #include "probe.h"
 #include "reap.h"
 #include "uids.h"
@@ -180,12 +181,42 @@ static int need_hooks(const loaded_backend *lb, brig_error **err)
 	return 0;
 }
 
-/* The holder, then the volume (which the engine refuses to remove while a container - a run
- * box being removed - still uses it: a few tries). */
+/* Every box labelled with the workspace but its holder: a warm pool's idle box for it, of this
+ * brig process or another one (`brig workspace rm` while `brig mcp` holds one), and what a
+ * killed brig left.  None runs a call: the caller holds the workspace's lock, which every call
+ * and every pool start in it holds while its box lives. */
+static void remove_boxes(const loaded_backend *lb, const char *id, const char *holder)
+{
+	if (!BE_HOOK(lb->be, list_labelled))
+		return;
+	char **names = NULL, **owners = NULL;
+	cleanup_free char *label = xasprintf("brig.workspace=%s", id);
+	brig_error *e = NULL;
+	if (lb->be->list_labelled(label, &names, &owners, &e) == 0) {
+		for (size_t i = 0; names && names[i]; i++) {
+			if (strcmp(names[i], holder) == 0)
+				continue;
+			if (lb->be->remove(names[i], &e) < 0)
+				core_debug("workspace %s: removing %s: %s", id, names[i],
+					   e && e->message ? e->message : "failed");
+			else
+				core_debug("workspace %s: removed its box %s", id, names[i]);
+			brig_error_free(e);
+			e = NULL;
+		}
+	}
+	brig_error_free(e);
+	strv_free(names);
+	strv_free(owners);
+}
+
+/* The workspace's other boxes, the holder, then the volume (which the engine refuses to
+ * remove while a container - a run box being removed - still uses it: a few tries). */
 static int engine_end(const loaded_backend *lb, const char *id, brig_error **err)
 {
 	cleanup_free char *holder = xasprintf(SPEC_WS_HOLDER_PREFIX "%s", id);
 	cleanup_free char *volume = xasprintf(SPEC_WS_VOLUME_PREFIX "%s", id);
+	remove_boxes(lb, id, holder);
 	int r = lb->be->remove(holder, err);
 	if (r != 0)
 		return r;
@@ -210,9 +241,10 @@ static int engine_end(const loaded_backend *lb, const char *id, brig_error **err
 
 /* End a workspace whose state file is locked (fd): the engine's side, the uid, the state file,
  * and a tombstone saying why. */
-static int ws_end(const loaded_backend *lb, const char *dir, const ws_state *st, const char *why,
-		  brig_error **err)
+static int ws_end(brig_ctx *ctx, const loaded_backend *lb, const char *dir, const ws_state *st,
+		  const char *why, brig_error **err)
 {
+	pool_drop_workspace(ctx->pool, st->id); /* this process's idle box for it: not handed out */
 	int r = engine_end(lb, st->id, err);
 	if (r != 0)
 		return r;
@@ -284,7 +316,7 @@ static int unknown(const char *dir, const char *id, brig_error **err)
 			 id);
 }
 
-int ws_acquire(brig_ctx *ctx, loaded_backend *lb, const char *id, int wait_ms, ws_handle *out,
+int ws_acquire(brig_ctx *ctx, const loaded_backend *lb, const char *id, int wait_ms, ws_handle *out,
 	       brig_error **err)
 {
 	out->lock_fd = -1;
@@ -322,7 +354,7 @@ int ws_acquire(brig_ctx *ctx, loaded_backend *lb, const char *id, int wait_ms, w
 	cleanup_free char *why = ended_why(lb, &st, &lost);
 	if (why) {
 		brig_error *e = NULL;
-		if (ws_end(lb, dir, &st, why, &e) < 0)
+		if (ws_end(ctx, lb, dir, &st, why, &e) < 0)
 			core_debug("workspace %s: %s", id, e ? e->message : "not ended");
 		brig_error_free(e);
 		close(fd);
@@ -334,18 +366,24 @@ int ws_acquire(brig_ctx *ctx, loaded_backend *lb, const char *id, int wait_ms, w
 	out->lock_fd = fd;
 	out->size_mb = st.size_mb;
 	out->max_files = st.max_files;
+	out->idle_ttl = st.idle_ttl;
 	return 0;
+}
+
+void ws_unlock(ws_handle *h)
+{
+	if (h->lock_fd >= 0)
+		close(h->lock_fd);
+	h->lock_fd = -1;
+	free(h->user);
+	h->user = NULL;
 }
 
 void ws_release(ws_handle *h)
 {
-	if (h->lock_fd >= 0) {
+	if (h->lock_fd >= 0)
 		futimens(h->lock_fd, NULL); /* the last use: the idle TTL starts again */
-		close(h->lock_fd);
-	}
-	h->lock_fd = -1;
-	free(h->user);
-	h->user = NULL;
+	ws_unlock(h);
 }
 
 /* ---- expiry ------------------------------------------------------------------------------- */
@@ -419,7 +457,7 @@ int ws_expire_all(brig_ctx *ctx, loaded_backend *lb, int *ended, brig_error **er
 		bool lost;
 		cleanup_free char *why = ended_why(lb, &st, &lost);
 		brig_error *e = NULL;
-		if (why && ws_end(lb, dir, &st, why, &e) == 0)
+		if (why && ws_end(ctx, lb, dir, &st, why, &e) == 0)
 			(*ended)++;
 		brig_error_free(e);
 		close(fd);
@@ -658,8 +696,8 @@ int brig_workspace_remove(brig_ctx *ctx, const char *id, const char *front_door,
 	cleanup_free char *dir = ws_dir(err);
 	ws_state st;
 	r = dir && state_read(h.lock_fd, &st) == 0
-		    ? ws_end(lb, dir, &st, "it was removed (brig workspace rm / delete_workspace)",
-			     err)
+		    ? ws_end(ctx, lb, dir, &st,
+			     "it was removed (brig workspace rm / delete_workspace)", err)
 		    : brig_fail(err, BRIG_E_SYSTEM, 0, "workspace %s: unreadable state", id);
 	ws_release(&h);
 	if (r == 0)

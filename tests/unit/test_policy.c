@@ -2217,6 +2217,34 @@ static void test_spec_same_box(void)
 	CU_ASSERT_TRUE(spec_same_box(a, b));
 	spec_free(b);
 	spec_free(a);
+	/* in a workspace (the warm pool's box for it): the change tag is made from each box's
+	 * name, not the box; the uid is the workspace's, and part of the box; another workspace
+	 * is another box */
+	static const char w1[] = "00112233445566778899aabbccddeeff",
+			  w2[] = "ffeeddccbbaa99887766554433221100";
+	for (int iso = BRIG_ISOLATION_CONTAINER; iso <= BRIG_ISOLATION_GVISOR; iso++) {
+		spec_target t = iso == BRIG_ISOLATION_GVISOR ? runsc : runc;
+		t.workspace = w1;
+		CU_ASSERT_EQUAL_FATAL(spec_build(p, &r1, BRIG_TIMEOUT_REFUSE, &t, &a, NULL, &err),
+				      0);
+		CU_ASSERT_EQUAL_FATAL(spec_build(p, &r2, BRIG_TIMEOUT_REFUSE, &t, &b, NULL, &err),
+				      0);
+		CU_ASSERT_STRING_NOT_EQUAL(a->name, b->name);
+		CU_ASSERT_TRUE(spec_same_box(a, b));
+		spec_free(b);
+		t.user = "2000000008:65534";
+		CU_ASSERT_EQUAL_FATAL(spec_build(p, &r2, BRIG_TIMEOUT_REFUSE, &t, &b, NULL, &err),
+				      0);
+		CU_ASSERT_FALSE(spec_same_box(a, b));
+		spec_free(b);
+		t.user = a->user;
+		t.workspace = w2;
+		CU_ASSERT_EQUAL_FATAL(spec_build(p, &r2, BRIG_TIMEOUT_REFUSE, &t, &b, NULL, &err),
+				      0);
+		CU_ASSERT_FALSE(spec_same_box(a, b));
+		spec_free(b);
+		spec_free(a);
+	}
 	brig_policy_free(p);
 }
 
