@@ -82,23 +82,32 @@ static int network_create(const char *name, json_object *body, brig_error **err)
 			   resp.status, txt);
 }
 
-static int network_exists(const char *name, brig_error **err)
+/* GET /networks/NAME: 1 and its attached containers in *users (when not NULL), 0 when there is
+ * no such network, < 0 on error. */
+static int network_inspect(const char *name, int *users, brig_error **err)
 {
 	cleanup_response dock_response resp;
 	dock_response_init(&resp);
 	int r = dock_engine_request("GET", EG_QUERY_MS, NULL, &resp, err, "/networks/%s", name);
 	if (r < 0)
 		return r;
-	if (resp.status == 200)
-		return 1;
 	if (resp.status == 404)
 		return 0;
-	return http_fail(err, "looking up a network", &resp);
+	if (resp.status != 200)
+		return http_fail(err, "inspecting a network", &resp);
+	if (users) {
+		json_object *o = parse_body(&resp), *c;
+		*users = json_object_object_get_ex(o, "Containers", &c) && c
+				 ? json_object_object_length(c)
+				 : 0;
+		json_object_put(o);
+	}
+	return 1;
 }
 
 static int ensure_networks(const brig_egress *e, brig_error **err)
 {
-	int r = network_exists(e->outer_network, err);
+	int r = network_inspect(e->outer_network, NULL, err);
 	if (r == 0) {
 		json_object *b = json_object_new_object();
 		json_object_object_add(b, "Name", json_object_new_string(e->outer_network));
@@ -108,7 +117,7 @@ static int ensure_networks(const brig_egress *e, brig_error **err)
 	}
 	if (r < 0)
 		return r;
-	r = network_exists(e->network, err);
+	r = network_inspect(e->network, NULL, err);
 	if (r != 0)
 		return r < 0 ? r : 0;
 	json_object *b = json_object_new_object();
@@ -416,23 +425,12 @@ char *dock_egress_log(const brig_egress *e, const char *addr, int64_t since_wall
 
 /* ---- gc ------------------------------------------------------------------------------------ */
 
-/* Containers attached to network `name` (-1 on error; 0 when it is gone). */
-static int network_users(const char *name, brig_error **err)
+/* Containers attached to network `name` (< 0 on error; 0 when it is gone). */
+static int network_users(const char *name)
 {
-	cleanup_response dock_response resp;
-	dock_response_init(&resp);
-	int r = dock_engine_request("GET", EG_QUERY_MS, NULL, &resp, err, "/networks/%s", name);
-	if (r < 0)
-		return r;
-	if (resp.status == 404)
-		return 0;
-	if (resp.status != 200)
-		return http_fail(err, "inspecting a network", &resp);
-	json_object *o = parse_body(&resp), *c;
-	int n = json_object_object_get_ex(o, "Containers", &c) && c ? json_object_object_length(c)
-								    : 0;
-	json_object_put(o);
-	return n;
+	int users = 0;
+	int r = network_inspect(name, &users, NULL);
+	return r < 0 ? r : users;
 }
 
 static void network_remove(const char *name)
@@ -471,7 +469,7 @@ int dock_egress_gc(int idle_seconds, int *removed, brig_error **err)
 		cleanup_free char *net = xasprintf("brig-egress-%s", json_object_get_string(dig));
 		if (!dock_valid_name(name) || !dock_valid_name(net))
 			continue;
-		int users = network_users(net, NULL);
+		int users = network_users(net);
 		if (users > 1 || users < 0) /* a box besides the proxy: in use */
 			continue;
 		if (dock_remove(name, NULL) == 0) {
@@ -481,7 +479,7 @@ int dock_egress_gc(int idle_seconds, int *removed, brig_error **err)
 	}
 	json_object_put(list);
 	/* the outer network once no proxy is left on it */
-	if (network_users(EG_OUTER, NULL) == 0)
+	if (network_users(EG_OUTER) == 0)
 		network_remove(EG_OUTER);
 	return 0;
 }
