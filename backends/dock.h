@@ -95,8 +95,10 @@ int dock_container_state(const char *name, int *state, brig_error **err);
 int dock_egress_ensure(const brig_egress *e, brig_error **err);
 int dock_egress_gc(int idle_seconds, int *removed, brig_error **err);
 /* The proxy's access log lines whose client is `addr`, logged since since_wall_ms (ms since
- * the epoch), "\n"-terminated ("" when none); NULL when the log cannot be read. */
-char *dock_egress_log(const brig_egress *e, const char *addr, int64_t since_wall_ms);
+ * the epoch) and before a request of the host's naming `mark` (the box's name), "\n"-
+ * terminated ("" when none); NULL when the log cannot be read to that mark. */
+char *dock_egress_log(const brig_egress *e, const char *addr, int64_t since_wall_ms,
+		      const char *mark);
 /* Is the proxy of `e` running (1), gone or stopped (0), or cannot the engine tell (-1)? */
 int dock_egress_running(const brig_egress *e);
 

@@ -36,7 +36,8 @@
 #define EG_MEMORY       (128LL << 20)
 #define EG_PIDS         64
 #define EG_CONFIG_PATH  "/etc/brig-egress"
-#define EG_OUTER        "brig-egress-out" /* policy/egress.h EGRESS_OUTER */
+#define EG_OUTER        "brig-egress-out"     /* policy/egress.h EGRESS_OUTER */
+#define EG_HEALTH_HOST  "brig-health.invalid" /* the host's own requests: refused, logged */
 
 static json_object *parse_body(const dock_response *r)
 {
@@ -257,7 +258,7 @@ static int proxy_state(const brig_egress *e, char *addr, size_t addr_len, brig_e
 
 /* Does squid answer HTTP at addr:port?  Any HTTP status line will do (it refuses the host,
  * which is not a box, with a 403). */
-static bool proxy_answers(const char *addr, int port)
+static bool proxy_answers(const char *addr, int port, const char *mark)
 {
 	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
 	if (inet_pton(AF_INET, addr, &sa.sin_addr) != 1)
@@ -270,8 +271,10 @@ static bool proxy_answers(const char *addr, int port)
 	struct pollfd p = { .fd = fd, .events = POLLOUT };
 	if (poll(&p, 1, EG_CONNECT_MS) != 1)
 		return false;
-	static const char req[] = "GET http://brig-health.invalid/ HTTP/1.0\r\n\r\n";
-	if (send(fd, req, sizeof req - 1, MSG_NOSIGNAL) != (ssize_t)(sizeof req - 1))
+	cleanup_free char *req =
+		xasprintf("GET http://" EG_HEALTH_HOST "/%s HTTP/1.0\r\n\r\n", mark);
+	size_t len = strlen(req);
+	if (send(fd, req, len, MSG_NOSIGNAL) != (ssize_t)len)
 		return false;
 	char buf[16];
 	size_t got = 0;
@@ -303,7 +306,7 @@ int dock_egress_ensure(const brig_egress *e, brig_error **err)
 				   "egress_ensure: not an egress description");
 	char addr[64] = "";
 	int st = proxy_state(e, addr, sizeof addr, err);
-	if (st == 1 && addr[0] && proxy_answers(addr, e->proxy_port))
+	if (st == 1 && addr[0] && proxy_answers(addr, e->proxy_port, ""))
 		return 0;
 	if (st < 0 && st != -2)
 		return st;
@@ -322,7 +325,7 @@ int dock_egress_ensure(const brig_egress *e, brig_error **err)
 	int64_t end = mono_ms() + EG_HEALTHY_MS;
 	do {
 		st = proxy_state(e, addr, sizeof addr, err);
-		if (st == 1 && addr[0] && proxy_answers(addr, e->proxy_port))
+		if (st == 1 && addr[0] && proxy_answers(addr, e->proxy_port, ""))
 			return 0;
 		if (st < 0 && st != -2)
 			return st;
@@ -348,9 +351,10 @@ int dock_egress_running(const brig_egress *e)
 
 /* ---- the audit: a box's decisions --------------------------------------------------------- */
 
-#define EG_LOG_MAX       (1u << 20) /* of the proxy's log read for one box */
-#define EG_LOG_SETTLE_US 30000      /* between two reads that must agree */
-#define EG_LOG_READS     5
+/* The proxy's json-file log holds at most 2 x 4 MiB (proxy_body): a read never reaches this. */
+#define EG_LOG_MAX     (16u << 20)
+#define EG_LOG_WAIT_MS 2000 /* for the mark to reach the log */
+#define EG_LOG_POLL_US 10000
 
 /* Append the lines of text[0..len) whose second field (squid's %>a, the client) is addr. */
 static void keep_box_lines(strbuf *out, const char *text, size_t len, const char *addr)
@@ -369,8 +373,8 @@ static void keep_box_lines(strbuf *out, const char *text, size_t len, const char
 	}
 }
 
-/* One read of the proxy's stdout (its access log) since since_wall_ms, the box's lines only. */
-static char *read_box_lines(const brig_egress *e, const char *addr, int64_t since_wall_ms)
+/* The proxy's stdout (its access log) since since_wall_ms, demultiplexed into c->out. */
+static bool read_log(const brig_egress *e, int64_t since_wall_ms, capture *c)
 {
 	cleanup_response dock_response resp;
 	dock_response_init(&resp);
@@ -379,48 +383,53 @@ static char *read_box_lines(const brig_egress *e, const char *addr, int64_t sinc
 				e->proxy_name, (long long)(since_wall_ms / 1000),
 				(long long)(since_wall_ms % 1000)) < 0 ||
 	    resp.status != 200)
-		return NULL;
-	capture c;
-	capture_init(&c, EG_LOG_MAX);
+		return false;
 	frames f;
 	frames_init(&f);
-	bool ok = frames_feed(&f, &c, resp.body.data ? resp.body.data : "", resp.body.len) ==
+	bool ok = frames_feed(&f, c, resp.body.data ? resp.body.data : "", resp.body.len) ==
 			  FRAMES_OK &&
 		  !frames_partial(&f);
-	strbuf out;
-	sb_init(&out);
-	if (ok)
-		keep_box_lines(&out, c.out.data ? c.out.data : "", c.out.len, addr);
 	frames_free(&f);
-	capture_free(&c);
-	if (!ok) {
-		sb_free(&out);
-		return NULL;
-	}
-	return sb_steal(&out);
+	return ok;
 }
 
-/* squid logs a transaction when it ends (the box's connections closed as it exited) and the
- * engine copies the line into the log a moment later: read until two reads agree. */
-char *dock_egress_log(const brig_egress *e, const char *addr, int64_t since_wall_ms)
+/* squid logs a transaction when it ends: the box's connections closed as it exited, before
+ * this.  The host then sends the proxy a request of its own naming `mark` (refused and logged,
+ * after the box's), and reads the log until that line is there: the box's lines are all in. */
+char *dock_egress_log(const brig_egress *e, const char *addr, int64_t since_wall_ms,
+		      const char *mark)
 {
-	char *prev = read_box_lines(e, addr, since_wall_ms);
-	for (int i = 1; prev && i < EG_LOG_READS; i++) {
-		usleep(EG_LOG_SETTLE_US);
-		char *cur = read_box_lines(e, addr, since_wall_ms);
-		if (!cur || strcmp(cur, prev) == 0) {
-			free(cur);
-			break;
+	char outer[64] = "";
+	cleanup_free char *needle = xasprintf(EG_HEALTH_HOST "/%s ", mark);
+	const char *why = "the proxy did not answer the host's mark";
+	if (proxy_state(e, outer, sizeof outer, NULL) == 1 && outer[0] &&
+	    proxy_answers(outer, e->proxy_port, mark)) {
+		why = "the host's mark did not reach it";
+		for (int64_t end = mono_ms() + EG_LOG_WAIT_MS; mono_ms() < end;) {
+			capture c;
+			capture_init(&c, EG_LOG_MAX);
+			bool ok = read_log(e, since_wall_ms, &c);
+			if (ok && c.out.data &&
+			    memmem(c.out.data, c.out.len, needle, strlen(needle))) {
+				strbuf out;
+				sb_init(&out);
+				keep_box_lines(&out, c.out.data, c.out.len, addr);
+				capture_free(&c);
+				return sb_steal(&out);
+			}
+			capture_free(&c);
+			if (!ok) {
+				why = "it could not be read";
+				break;
+			}
+			usleep(EG_LOG_POLL_US);
 		}
-		free(prev);
-		prev = cur;
 	}
-	if (!prev)
-		plugin_log(BRIG_LOG_WARN,
-			   "the log of proxy %s could not be read: the decisions of "
-			   "the box at %s are not audited",
-			   e->proxy_name, addr);
-	return prev;
+	plugin_log(BRIG_LOG_WARN,
+		   "the log of proxy %s: %s: the decisions of the box at %s are "
+		   "not audited",
+		   e->proxy_name, why, addr);
+	return NULL;
 }
 
 /* ---- gc ------------------------------------------------------------------------------------ */

@@ -611,7 +611,8 @@ int dock_run(const brig_spec *spec, const brig_run_control *ctl, brig_outcome *o
 	if (r == 0)
 		r = dock_flow_collect(&st, &e);
 	if (st.egress_addr) /* before the delete frees its address for another box */
-		st.egress_log = dock_egress_log(spec->egress, st.egress_addr, st.created_wall_ms);
+		st.egress_log =
+			dock_egress_log(spec->egress, st.egress_addr, st.created_wall_ms, st.name);
 	/* the box's only way out went away under it: the sandbox failed, not the program */
 	if (r == 0 && st.egress_addr && dock_egress_running(spec->egress) == 0)
 		r = plugin_fail(

@@ -47,6 +47,12 @@ static const char *const blocked_ranges[] = {
 	"198.18.0.0/15",  /* benchmarking */
 	"224.0.0.0/4",    /* multicast */
 	"240.0.0.0/4",    /* reserved, broadcast */
+	"::/128",         /* IPv6 unspecified (Docker's networks here carry no IPv6: in case) */
+	"::1/128",        /* IPv6 loopback */
+	"::ffff:0:0/96",  /* IPv4-mapped */
+	"fc00::/7",       /* ULA */
+	"fe80::/10",      /* IPv6 link-local */
+	"ff00::/8",       /* IPv6 multicast */
 };
 
 /* ---- validation ---------------------------------------------------------------------------- */
@@ -185,6 +191,32 @@ static void add_host_acl(strbuf *sb, const char *acl, const char *kind_exact,
 	sb_puts(sb, "$\n");
 }
 
+/* Is IPv4 "A.B.C.D[/32]" inside one of blocked_ranges?  Such a host address (a Docker
+ * bridge's gateway, 172.16/12) adds nothing to the list, and leaving it out keeps the
+ * configuration - and so the proxy - the same when Docker adds a bridge. */
+static bool in_blocked_range(const char *addr)
+{
+	char a[INET_ADDRSTRLEN];
+	snprintf(a, sizeof a, "%.*s", (int)strcspn(addr, "/"), addr);
+	struct in_addr x;
+	if (inet_pton(AF_INET, a, &x) != 1)
+		return false;
+	uint32_t v = ntohl(x.s_addr);
+	for (size_t i = 0; i < sizeof blocked_ranges / sizeof *blocked_ranges; i++) {
+		char net[INET_ADDRSTRLEN];
+		const char *r = blocked_ranges[i];
+		snprintf(net, sizeof net, "%.*s", (int)strcspn(r, "/"), r);
+		struct in_addr n;
+		if (strchr(r, ':') || inet_pton(AF_INET, net, &n) != 1)
+			continue;
+		long bits = strtol(strchr(r, '/') + 1, NULL, 10);
+		uint32_t mask = bits == 0 ? 0 : ~0u << (32 - bits);
+		if ((v & mask) == (ntohl(n.s_addr) & mask))
+			return true;
+	}
+	return false;
+}
+
 static char *squid_config(const brig_egress *e, char *const *blocked)
 {
 	strbuf sb;
@@ -210,7 +242,7 @@ static char *squid_config(const brig_egress *e, char *const *blocked)
 		  "httpd_suppress_version_string on\n"
 		  "hosts_file /etc/brig-egress/hosts\n"
 		  "logformat brig %%ts.%%03tu %%>a %%rm %%ru %%>Hs %%<a %%>st %%<st "
-		  "%%{brig-refused}note %%ssl::>sni\n"
+		  "%%{brig-refused}note %%#ssl::>sni\n"
 		  "access_log stdio:/dev/stdout brig\n"
 		  "cache_log stdio:/dev/stderr\n"
 		  "acl boxes src %s\n"
@@ -219,7 +251,7 @@ static char *squid_config(const brig_egress *e, char *const *blocked)
 	for (size_t i = 0; i < sizeof blocked_ranges / sizeof *blocked_ranges; i++)
 		sb_printf(&sb, " %s", blocked_ranges[i]);
 	for (char *const *b = blocked; b && *b; b++)
-		if (!strchr(*b, ':'))
+		if (!strchr(*b, ':') && !in_blocked_range(*b))
 			sb_printf(&sb, " %s", *b);
 	sb_puts(&sb, "\n"
 		     "acl step1 at_step SslBump1\n"
@@ -227,7 +259,9 @@ static char *squid_config(const brig_egress *e, char *const *blocked)
 		     "acl r_list annotate_transaction brig-refused=not-in-allowlist\n"
 		     "acl r_addr annotate_transaction brig-refused=destination-address\n"
 		     "acl r_sni annotate_transaction brig-refused=sni-mismatch\n"
-		     "acl refused note brig-refused\n");
+		     "acl refused note brig-refused\n"
+		     "acl brig_connect method CONNECT\n"
+		     "acl brig_http proto HTTP\n");
 	size_t n = 0;
 	for (char **a = e->allow; *a; a++, n++) {
 		const char *colon = strrchr(*a, ':');
@@ -250,6 +284,7 @@ static char *squid_config(const brig_egress *e, char *const *blocked)
 	sb_printf(&sb,
 		  "\n"
 		  "http_access deny !boxes r_box\n"
+		  "http_access deny !brig_connect !brig_http r_list\n"
 		  "http_access deny !listed r_list\n"
 		  "http_access deny blocked_dst r_addr\n"
 		  "http_access allow listed\n"
@@ -415,6 +450,16 @@ static void url_host_port(const char *method, const char *url, char *host, size_
 	}
 }
 
+static bool known_reason(const char *r)
+{
+	static const char *const known[] = { "-", "not-a-box", "not-in-allowlist",
+					     "destination-address", "sni-mismatch" };
+	for (size_t i = 0; i < sizeof known / sizeof *known; i++)
+		if (strcmp(r, known[i]) == 0)
+			return true;
+	return false;
+}
+
 char *egress_decisions(const char *log)
 {
 	json_object *a = json_object_new_array();
@@ -427,7 +472,11 @@ char *egress_decisions(const char *log)
 		char *fs = NULL;
 		for (char *t = strtok_r(line, " ", &fs); t && n < 10; t = strtok_r(NULL, " ", &fs))
 			f[n++] = t;
-		if (n < 10)
+		/* squid escapes %ru and (with %#) the SNI, so a line is one transaction; a field
+		 * that is not what its code prints is a line of something else: skipped */
+		if (n < 10 || strspn(f[0], "0123456789.") != strlen(f[0]) ||
+		    strspn(f[2], "ABCDEFGHIJKLMNOPQRSTUVWXYZ_") != strlen(f[2]) ||
+		    strspn(f[4], "0123456789") != strlen(f[4]) || !known_reason(f[8]))
 			continue;
 		char host[256];
 		long port, status;

@@ -1,3 +1,4 @@
 #!/bin/sh
-# The egress allowlist (tests/integration/egress.py) under the Engine API backend (runc).
-BRIG_TEST_BACKEND=docker-api exec python3 "${top_srcdir:-.}/tests/integration/egress.py"
+# The egress allowlist (tests/integration/egress.py) under the Engine API backend (runc).  One
+# egress suite at a time (egress-gvisor.sh says why).
+BRIG_TEST_BACKEND=docker-api exec flock "${top_builddir:-.}/tests/integration/egress.lock" python3 "${top_srcdir:-.}/tests/integration/egress.py"
