@@ -106,6 +106,39 @@ static int network_inspect(const char *name, int *users, brig_error **err)
 	return 1;
 }
 
+/* A network of the box network's name that is there already must be the one brig makes:
+ * internal, without an address of the host's, of the allowlist's subnet.  Another (left by
+ * someone else) could give a box a route out: refused, never used. */
+static int internal_network_ok(const brig_egress *e, brig_error **err)
+{
+	cleanup_response dock_response resp;
+	dock_response_init(&resp);
+	int r = dock_engine_request("GET", EG_QUERY_MS, NULL, &resp, err, "/networks/%s",
+				    e->network);
+	if (r < 0)
+		return r;
+	json_object *o = parse_body(&resp), *v, *opts, *ipam, *cfgs;
+	bool internal = json_object_object_get_ex(o, "Internal", &v) && json_object_get_boolean(v);
+	bool no_host =
+		json_object_object_get_ex(o, "Options", &opts) &&
+		json_object_object_get_ex(opts, "com.docker.network.bridge.inhibit_ipv4", &v) &&
+		strcmp(json_object_get_string(v), "true") == 0;
+	json_object *cfg = json_object_object_get_ex(o, "IPAM", &ipam) &&
+					   json_object_object_get_ex(ipam, "Config", &cfgs) &&
+					   json_object_array_length(cfgs) == 1
+				   ? json_object_array_get_idx(cfgs, 0)
+				   : NULL;
+	bool subnet = json_object_object_get_ex(cfg, "Subnet", &v) &&
+		      strcmp(json_object_get_string(v), e->subnet) == 0;
+	json_object_put(o);
+	if (resp.status == 200 && internal && no_host && subnet)
+		return 0;
+	return plugin_fail(err, BRIG_E_SANDBOX, 0,
+			   "network %s exists but is not the one brig makes (internal, no address "
+			   "of the host's, subnet %s): refused; remove it (docker network rm %s)",
+			   e->network, e->subnet, e->network);
+}
+
 static int ensure_networks(const brig_egress *e, brig_error **err)
 {
 	int r = network_inspect(e->outer_network, NULL, err);
@@ -119,8 +152,10 @@ static int ensure_networks(const brig_egress *e, brig_error **err)
 	if (r < 0)
 		return r;
 	r = network_inspect(e->network, NULL, err);
-	if (r != 0)
-		return r < 0 ? r : 0;
+	if (r > 0)
+		return internal_network_ok(e, err);
+	if (r < 0)
+		return r;
 	json_object *b = json_object_new_object();
 	json_object_object_add(b, "Name", json_object_new_string(e->network));
 	json_object_object_add(b, "CheckDuplicate", json_object_new_boolean(true));

@@ -464,6 +464,26 @@ def test_node_fetch_through_the_proxy():
     assert decision(r["egress"], "ok.test", 8080)["allowed"] is True, r["egress"]
 
 
+def test_foreign_network_refused():
+    """A network of the box network's name made by someone else (not internal: it has a route
+    out) is refused, never joined: the run is a sandbox_error and starts nothing."""
+    path = os.path.join(WORK, "policy-foreign.json")
+    with open(path, "w") as f:
+        json.dump({"egress": {"allow": ["foreign.test:80"]}, "warm_pool": 0}, f)
+    out = subprocess.run([BRIG, "explain", "--backend", BACKEND, "--json", "--policy", path,
+                          "-l", "python", "-c", "print(1)"], capture_output=True, text=True,
+                         timeout=60)
+    eg = json.loads(out.stdout)["spec"]["egress"]
+    assert docker("network", "create", eg["network"]).returncode == 0
+    try:
+        r = brig("--policy", path, code="print(1)", timeout=120)
+        assert r["verdict"] == "sandbox_error" and "is not the one brig makes" in r["error"], r
+        assert docker("inspect", "--type", "container", eg["proxy_name"]).returncode != 0
+    finally:
+        docker("rm", "-f", eg["proxy_name"])
+        docker("network", "rm", eg["network"])
+
+
 def test_explain_shows_egress():
     r = subprocess.run([BRIG, "explain", "--backend", BACKEND, "--json", "--policy", STATE["policy"],
                         "-l", "python", "-c", "print(1)"], capture_output=True, text=True, timeout=60)
@@ -508,7 +528,7 @@ if __name__ == "__main__":
         main([test_allowed_and_refused, test_wildcard_and_https, test_no_dns_no_direct_path,
               test_audit_and_access_log, test_decisions_joined_into_result_and_audit,
               test_no_request_no_decision, test_node_fetch_through_the_proxy,
-              test_proxy_dies_mid_run,
+              test_proxy_dies_mid_run, test_foreign_network_refused,
               test_explain_shows_egress, test_doctor_reports_egress,
               test_gc_removes_idle_proxy])
     finally:
