@@ -484,6 +484,34 @@ static void network_remove(const char *name)
 	(void)dock_engine_request("DELETE", EG_QUERY_MS, NULL, &resp, NULL, "/networks/%s", name);
 }
 
+/* Internal networks whose proxy is gone and that nothing uses (a proxy that failed to start
+ * after its network was made, a run killed between the two). */
+static void gc_orphan_networks(void)
+{
+	cleanup_free char *filter = dock_filters((const char *const[]){ "label", EG_LABEL, NULL });
+	cleanup_response dock_response resp;
+	dock_response_init(&resp);
+	if (dock_engine_request("GET", EG_QUERY_MS, NULL, &resp, NULL, "/networks?filters=%s",
+				filter) < 0 ||
+	    resp.status != 200)
+		return;
+	json_object *list = parse_body(&resp), *nm;
+	size_t n = json_object_is_type(list, json_type_array) ? json_object_array_length(list) : 0;
+	for (size_t i = 0; i < n; i++) {
+		if (!json_object_object_get_ex(json_object_array_get_idx(list, i), "Name", &nm))
+			continue;
+		const char *name = json_object_get_string(nm);
+		int state = -1;
+		/* the proxy of network brig-egress-D is the container brig-egress-D */
+		if (strcmp(name, EG_OUTER) == 0 || !dock_valid_name(name) ||
+		    dock_container_state(name, &state, NULL) < 0 || state != 0 ||
+		    network_users(name) != 0)
+			continue;
+		network_remove(name);
+	}
+	json_object_put(list);
+}
+
 int dock_egress_gc(int idle_seconds, int *removed, brig_error **err)
 {
 	*removed = 0;
@@ -522,6 +550,7 @@ int dock_egress_gc(int idle_seconds, int *removed, brig_error **err)
 		}
 	}
 	json_object_put(list);
+	gc_orphan_networks();
 	/* the outer network once no proxy is left on it */
 	if (network_users(EG_OUTER) == 0)
 		network_remove(EG_OUTER);

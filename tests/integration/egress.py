@@ -519,6 +519,15 @@ def test_gc_removes_idle_proxy():
     assert docker("inspect", "--type", "container", proxy).returncode != 0, "proxy still there"
     assert docker("network", "inspect", net).returncode != 0, "internal network still there"
     assert not os.path.exists(STATE["config_dir"]), "its configuration directory is still there"
+    # a network whose proxy never started (made by hand here, labelled like brig's): gc'ed too
+    orphan = "brig-egress-0123456789ab"
+    assert docker("network", "create", "--internal", "--label", "brig.egress=0123456789ab",
+                  orphan).returncode == 0
+    r = subprocess.run([BRIG, "gc"], capture_output=True, text=True, timeout=120, env=env)
+    assert r.returncode == 0, r.stderr
+    if docker("network", "inspect", orphan).returncode == 0:
+        docker("network", "rm", orphan)
+        raise AssertionError("an internal network without its proxy is left")
 
 
 if __name__ == "__main__":
