@@ -510,8 +510,8 @@ def running_box_of(pid, timeout=60):
         r = docker("ps", "--filter", "label=brig=1", "--filter", "status=running", "--format",
                    '{{.Names}} {{.Label "brig.owner"}} {{.Label "brig.probe"}}')
         for line in r.stdout.splitlines():
-            name, owner, *probe = line.split()
-            if owner.startswith(f"{pid}:") and not probe:  # not gVisor's smoke container
+            name, owner, *probe = line.split() + [""]  # a workspace's holder has no owner
+            if owner.startswith(f"{pid}:") and not any(probe):  # not gVisor's smoke box
                 return name
         time.sleep(0.1)
     raise AssertionError(f"brig (pid {pid}) started no container within {timeout} s")
