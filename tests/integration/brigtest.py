@@ -209,6 +209,20 @@ def brig_containers(orphans_only=False):
     return out
 
 
+def running_box_of(pid, timeout=60):
+    """The running container of the brig process `pid` (its brig.owner label), once it runs."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        r = docker("ps", "--filter", "label=brig=1", "--filter", "status=running", "--format",
+                   '{{.Names}} {{.Label "brig.owner"}} {{.Label "brig.probe"}}')
+        for line in r.stdout.splitlines():
+            name, owner, *probe = line.split() + [""]  # a workspace's holder has no owner
+            if owner.startswith(f"{pid}:") and not any(probe):  # not gVisor's smoke box
+                return name
+        time.sleep(0.1)
+    raise AssertionError(f"brig (pid {pid}) started no container within {timeout} s")
+
+
 def container_exists(name):
     return docker("inspect", "--type", "container", name).returncode == 0
 
@@ -326,9 +340,27 @@ def no_container_left(before):
     assert not left, f"containers left behind: {sorted(left)}"
 
 
+_locks = []
+
+
+def hold_locks():
+    """Take the suite's locks (BRIG_TEST_LOCKS: names, e.g. "gvisor egress"), held until exit.
+
+    Wrappers name them rather than running under flock(1), so that a suite a stage cuts reports
+    its skip at once instead of first waiting for another suite's lock.  One gVisor suite runs
+    at a time (Makefile.am); one egress suite at a time (each ends with `brig gc`)."""
+    import fcntl
+    for name in os.environ.get("BRIG_TEST_LOCKS", "").split():
+        path = os.path.join(os.environ.get("top_builddir", "."), "tests", "integration", f"{name}.lock")
+        f = open(path, "a")
+        fcntl.flock(f, fcntl.LOCK_EX)
+        _locks.append(f)
+
+
 def main(tests):
     if SUITE in CUT:
         skip(CUT_WHY)
+    hold_locks()
     require_engine()
     require_backend()
     before = set(brig_containers())

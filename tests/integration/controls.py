@@ -18,7 +18,7 @@ import time
 
 import brigtest
 from brigtest import (BACKEND, BRIG, Run, backend_args, bridge_gateway, brig, container_exists,
-                      docker, known_bug_if, main, skip)
+                      docker, known_bug_if, main, running_box_of, skip)
 
 GVISOR = BACKEND == "gvisor" or os.environ.get("BRIG_TEST_ISOLATION") == "gvisor"
 
@@ -501,20 +501,6 @@ def test_code_from_file(tmp="/tmp/brig-it-hello.js"):
         assert r["language"] == "node" and r["stdout"] == "from file\n", r
     finally:
         os.unlink(tmp)
-
-
-def running_box_of(pid, timeout=60):
-    """The running container of the brig process `pid` (its brig.owner label), once it runs."""
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        r = docker("ps", "--filter", "label=brig=1", "--filter", "status=running", "--format",
-                   '{{.Names}} {{.Label "brig.owner"}} {{.Label "brig.probe"}}')
-        for line in r.stdout.splitlines():
-            name, owner, *probe = line.split() + [""]  # a workspace's holder has no owner
-            if owner.startswith(f"{pid}:") and not any(probe):  # not gVisor's smoke box
-                return name
-        time.sleep(0.1)
-    raise AssertionError(f"brig (pid {pid}) started no container within {timeout} s")
 
 
 def check_signal(sig, rc):

@@ -3,4 +3,4 @@
 # under runsc-egress (--network=host in the box's own namespace; scripts/setup-host).  One
 # gVisor suite at a time (Makefile.am), and one egress suite at a time: each ends with
 # `brig gc` of every idle proxy, which would take the other's between its runs.
-BRIG_TEST_BACKEND=gvisor exec flock "${top_builddir:-.}/tests/integration/gvisor.lock" flock "${top_builddir:-.}/tests/integration/egress.lock" python3 "${top_srcdir:-.}/tests/integration/egress.py"
+BRIG_TEST_BACKEND=gvisor BRIG_TEST_LOCKS="gvisor egress" exec python3 "${top_srcdir:-.}/tests/integration/egress.py"

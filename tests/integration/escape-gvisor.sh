@@ -3,5 +3,4 @@
 # skips (77) when gVisor is not usable here, with the reason.  escape.py holds gVisor's known
 # gaps and its whole-sandbox OOM kill (see there).
 # One gVisor suite at a time (Makefile.am: two on the 2-core host overran their bounds).
-BRIG_TEST_BACKEND=gvisor exec flock "${top_builddir:-.}/tests/integration/gvisor.lock" \
-	python3 "${top_srcdir:-.}/tests/integration/escape.py"
+BRIG_TEST_BACKEND=gvisor BRIG_TEST_LOCKS=gvisor exec python3 "${top_srcdir:-.}/tests/integration/escape.py"
