@@ -27,9 +27,12 @@
 #include "frames.h"
 #include "plugin_host.h"
 
-#define EG_QUERY_MS     15000L
-#define EG_CREATE_MS    30000L
-#define EG_HEALTHY_MS   15000 /* a fresh squid answers in ~0.5 s */
+#define EG_QUERY_MS   15000L
+#define EG_CREATE_MS  30000L
+#define EG_HEALTHY_MS 15000 /* a fresh squid answers in ~0.5 s */
+/* the outer network's fixed subnet: a second concurrent creation fails (overlap) instead of
+ * making a second network of the same name (the proxies refuse 10/8 destinations anyway) */
+#define EG_OUTER_SUBNET "10.207.255.0/24"
 #define EG_CONNECT_MS   1000
 #define EG_LABEL        "brig.egress"
 #define EG_LABEL_CONFIG "brig.egress.config"
@@ -64,7 +67,12 @@ static json_object *proxy_labels(const brig_egress *e)
 	return l;
 }
 
-/* POST /networks/create; "already exists" (a concurrent caller) is fine. */
+static int network_inspect(const char *name, int *users, brig_error **err);
+
+/* POST /networks/create; "already exists" (a concurrent caller) is fine, and so is "overlaps"
+ * once a network of that name is there: CheckDuplicate is best effort in the engine, so two
+ * concurrent creators could make two networks of one name (every later lookup by name then
+ * fails as ambiguous); a fixed subnet makes the second creation fail instead. */
 static int network_create(const char *name, json_object *body, brig_error **err)
 {
 	cleanup_response dock_response resp;
@@ -78,6 +86,8 @@ static int network_create(const char *name, json_object *body, brig_error **err)
 		return 0;
 	cleanup_free char *txt = dock_error_text(&resp);
 	if (resp.status == 409 || strstr(txt, "already exists"))
+		return 0;
+	if (strstr(txt, "overlaps") && network_inspect(name, NULL, NULL) > 0)
 		return 0;
 	return plugin_fail(err, BRIG_E_SANDBOX, 0, "creating network %s: HTTP %ld: %s", name,
 			   resp.status, txt);
@@ -147,6 +157,13 @@ static int ensure_networks(const brig_egress *e, brig_error **err)
 		json_object_object_add(b, "Name", json_object_new_string(e->outer_network));
 		json_object_object_add(b, "CheckDuplicate", json_object_new_boolean(true));
 		json_object_object_add(b, "Labels", labels("outer"));
+		json_object *cfg = json_object_new_object();
+		json_object_object_add(cfg, "Subnet", json_object_new_string(EG_OUTER_SUBNET));
+		json_object *cfgs = json_object_new_array();
+		json_object_array_add(cfgs, cfg);
+		json_object *ipam = json_object_new_object();
+		json_object_object_add(ipam, "Config", cfgs);
+		json_object_object_add(b, "IPAM", ipam);
 		r = network_create(e->outer_network, b, err);
 	}
 	if (r < 0)

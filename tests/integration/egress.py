@@ -28,7 +28,9 @@ import subprocess
 import tempfile
 import time
 
-from brigtest import BACKEND, BRIG, bridge_gateway, brig, docker, main, skip
+import brigtest
+from brigtest import (BACKEND, BRIG, backend_args, bridge_gateway, brig, docker, main,
+                      running_box_of, skip)
 
 NS = f"brig-eg-{os.getpid()}"
 OCT = random.randint(100, 199)  # the upstream 203.0.113.OCT, the host side .OCT+50
@@ -464,6 +466,69 @@ def test_node_fetch_through_the_proxy():
     assert decision(r["egress"], "ok.test", 8080)["allowed"] is True, r["egress"]
 
 
+LISTENER = r"""
+import socket, time
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("0.0.0.0", 8000))
+s.listen(4)
+s.settimeout(%(wait)s)
+try:
+    c, peer = s.accept()
+    print("accepted", peer[0])
+except OSError:
+    print("none")
+"""
+
+
+def test_boxes_of_one_list_cannot_reach_each_other():
+    """Two runs with one allowlist share its network; each reaches the proxy and not the other
+    box (setup-host's DOCKER-USER rules; Docker lets a bridge's containers talk otherwise)."""
+    cmd = [BRIG, "run", *backend_args(), "-l", "python", "--json", "--timeout", "30",
+           "--policy", STATE["policy"]]
+    a = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         stderr=subprocess.DEVNULL)
+    try:
+        a.stdin.write((LISTENER % {"wait": 15}).encode())
+        a.stdin.close()
+        box = running_box_of(a.pid)
+        nets = json.loads(docker("inspect", "--format", "{{json .NetworkSettings.Networks}}",
+                                 box).stdout)
+        addr = [v["IPAddress"] for k, v in nets.items() if k.startswith("brig-egress-")][0]
+        time.sleep(1.5)  # the listener is up (python starts in well under a second)
+        probe = f"""
+import socket
+try:
+    socket.create_connection(({addr!r}, 8000), timeout=4).close()
+    print("reached")
+except OSError as e:
+    print("fails", repr(e))
+"""
+        r = brig("--policy", STATE["policy"], code=probe, timeout=120)
+        assert r.rc == 0 and r["verdict"] == "success", r
+        assert r["stdout"].startswith("fails"), (addr, r["stdout"])
+    finally:
+        out = a.stdout.read()
+        a.wait(60)
+    res = json.loads(out)
+    assert res["verdict"] == "success" and res["stdout"].strip() == "none", res
+
+
+def test_outer_network_has_its_fixed_subnet():
+    """brig-egress-out is made with a fixed subnet: two concurrent first runs cannot make two
+    networks of that name (the engine's duplicate check is best effort; seen twice: every egress
+    run then failed with "ambiguous"), the second's creation fails as an overlap instead."""
+    r = docker("network", "ls", "--filter", "name=^brig-egress-out$", "--format", "{{.ID}}")
+    assert len(r.stdout.split()) == 1, r.stdout
+    r = docker("network", "inspect", "--format", "{{json .IPAM.Config}}", "brig-egress-out")
+    assert json.loads(r.stdout) and json.loads(r.stdout)[0]["Subnet"] == "10.207.255.0/24", r.stdout
+    # a second creation of it (a concurrent first run's) fails as an overlap: no second network
+    d = docker("network", "create", "--subnet", "10.207.255.0/24", "brig-egress-out-race")
+    if d.returncode == 0:
+        docker("network", "rm", "brig-egress-out-race")
+    assert d.returncode != 0 and "overlap" in d.stderr, d.stderr
+
+
 def test_foreign_network_refused():
     """A network of the box network's name made by someone else (not internal: it has a route
     out) is refused, never joined: the run is a sandbox_error and starts nothing."""
@@ -531,13 +596,16 @@ def test_gc_removes_idle_proxy():
 
 
 if __name__ == "__main__":
+    if brigtest.SUITE in brigtest.CUT:  # before the upstreams are made
+        skip(brigtest.CUT_WHY)
     try:
         setup_upstreams()
         write_policy()
         main([test_allowed_and_refused, test_wildcard_and_https, test_no_dns_no_direct_path,
               test_audit_and_access_log, test_decisions_joined_into_result_and_audit,
               test_no_request_no_decision, test_node_fetch_through_the_proxy,
-              test_proxy_dies_mid_run, test_foreign_network_refused,
+              test_proxy_dies_mid_run, test_boxes_of_one_list_cannot_reach_each_other,
+              test_outer_network_has_its_fixed_subnet, test_foreign_network_refused,
               test_explain_shows_egress, test_doctor_reports_egress,
               test_gc_removes_idle_proxy])
     finally:
