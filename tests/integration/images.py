@@ -92,7 +92,12 @@ def test_images_json_is_the_engine():
         assert e["image"] == ref and e["present"] is True and e["error"] is None, e
         assert e["id"] == d["Id"] and HEX64.fullmatch(e["id"]), (e["id"], d["Id"])
         assert e["size"] == d["Size"] and e["created"] == d["Created"], e
-        assert e["tags"] == d["RepoTags"] and e["digests"] == (d["RepoDigests"] or []), e
+        # (the images suite of another backend, running beside this one, tags an image for a
+        # moment: its tag may be there when brig looks and gone when the test does)
+        def own(tags):
+            return [t for t in tags or [] if not t.startswith("brig-test/retag-")]
+        assert own(e["tags"]) == own(d["RepoTags"]), (e["tags"], d["RepoTags"])
+        assert e["digests"] == (d["RepoDigests"] or []), e
         assert e["labels"] == labels and e["labelled"] is True, (e["labels"], labels)
         assert e["runtime"] == labels["org.brig.runtime"], e
         assert e["package"] == labels["org.brig.package"], e
