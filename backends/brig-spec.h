@@ -52,6 +52,11 @@ typedef struct brig_mount {
  * is the only way out.  The box's env points HTTP(S)_PROXY (both cases) at the proxy; it has no
  * resolver (spec->dns is the neutral one): the proxy resolves names.  The backend that runs the
  * box makes sure the proxy is up (brig_backend.egress_ensure) before it creates the box. */
+/* The name the host's own requests to a proxy use (health checks, log marks); the proxy's
+ * configuration refuses them, and hands a CONNECT to it to its TLS port (the health check of
+ * both its ports). */
+#define BRIG_EGRESS_HEALTH_HOST "brig-health.invalid"
+
 typedef struct brig_egress {
 	size_t struct_size;
 	char *digest;        /* first 12 hex digits of the SHA-256 of the allowlist + hosts map */
@@ -62,8 +67,8 @@ typedef struct brig_egress {
 	char *proxy_name;    /* the proxy's container name, "brig-egress-" + digest */
 	char *proxy_image;
 	char *proxy_address; /* its address on `network` */
-	int proxy_port;
-	char **allow;     /* the allowlist, "host:port", NULL-terminated */
+	int proxy_port;      /* the boxes' port; its TLS port is proxy_port + 1, on its loopback */
+	char **allow;        /* the allowlist, "host:port", NULL-terminated */
 	char **hosts;     /* the proxy's static names, "name=address", NULL-terminated, or NULL */
 	char *config;     /* the proxy's squid.conf */
 	char *hosts_file; /* the proxy's hosts file (from `hosts`) */

@@ -99,8 +99,10 @@ int dock_egress_gc(int idle_seconds, int *removed, brig_error **err);
  * terminated ("" when none); NULL when the log cannot be read to that mark. */
 char *dock_egress_log(const brig_egress *e, const char *addr, int64_t since_wall_ms,
 		      const char *mark);
-/* Is the proxy of `e` running (1), gone or stopped (0), or cannot the engine tell (-1)? */
-int dock_egress_running(const brig_egress *e);
+/* Is the proxy of `e` running (1: *instance is "ID@StartedAt", malloc'ed; another value later
+ * means it was restarted or replaced in between), gone or stopped (0), or cannot the engine
+ * tell (-1)? */
+int dock_egress_instance(const brig_egress *e, char **instance);
 
 /* A Docker container name ([A-Za-z0-9][A-Za-z0-9_.-]*): safe in a URL path as it is. */
 bool dock_valid_name(const char *s);

@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -39,8 +40,7 @@
 #define EG_MEMORY       (128LL << 20)
 #define EG_PIDS         64
 #define EG_CONFIG_PATH  "/etc/brig-egress"
-#define EG_OUTER        "brig-egress-out"     /* policy/egress.h EGRESS_OUTER */
-#define EG_HEALTH_HOST  "brig-health.invalid" /* the host's own requests: refused, logged */
+#define EG_OUTER        "brig-egress-out" /* policy/egress.h EGRESS_OUTER */
 
 static json_object *parse_body(const dock_response *r)
 {
@@ -276,7 +276,8 @@ static int proxy_start(const brig_egress *e, brig_error **err)
 
 /* The proxy's state: 1 running (its address on the outer network in addr), 0 exists but not
  * running, -2 absent, < 0 (other) error. */
-static int proxy_state(const brig_egress *e, char *addr, size_t addr_len, brig_error **err)
+static int proxy_state_of(const brig_egress *e, char *addr, size_t addr_len, char **instance,
+			  brig_error **err)
 {
 	cleanup_response dock_response resp;
 	dock_response_init(&resp);
@@ -298,6 +299,11 @@ static int proxy_state(const brig_egress *e, char *addr, size_t addr_len, brig_e
 		       json_object_object_get_ex(lab, EG_LABEL_CONFIG, &dig) &&
 		       strcmp(json_object_get_string(dig), e->config_digest) == 0;
 	running = running && current;
+	json_object *id, *started;
+	if (instance && running && json_object_object_get_ex(o, "Id", &id) &&
+	    json_object_object_get_ex(st, "StartedAt", &started))
+		*instance = xasprintf("%s@%s", json_object_get_string(id),
+				      json_object_get_string(started));
 	addr[0] = '\0';
 	if (json_object_object_get_ex(o, "NetworkSettings", &ns) &&
 	    json_object_object_get_ex(ns, "Networks", &nets) &&
@@ -308,8 +314,16 @@ static int proxy_state(const brig_egress *e, char *addr, size_t addr_len, brig_e
 	return running ? 1 : 0;
 }
 
-/* Does squid answer HTTP at addr:port?  Any HTTP status line will do (it refuses the host,
- * which is not a box, with a 403). */
+static int proxy_state(const brig_egress *e, char *addr, size_t addr_len, brig_error **err)
+{
+	return proxy_state_of(e, addr, addr_len, NULL, err);
+}
+
+/* Does squid answer at addr:port?  With a mark, a GET naming it (refused: the host is not a
+ * box; the refusal is logged, which dock_egress_log waits for): any HTTP status line will do.
+ * Without one, the health check of both ports: a CONNECT to BRIG_EGRESS_HEALTH_HOST, which the
+ * boxes' port hands to the TLS port (the inner port refuses it; it connects nowhere): a 200
+ * says the boxes' HTTPS path works, a 5xx that the front cannot reach its inner port. */
 static bool proxy_answers(const char *addr, int port, const char *mark)
 {
 	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
@@ -324,13 +338,17 @@ static bool proxy_answers(const char *addr, int port, const char *mark)
 	if (poll(&p, 1, EG_CONNECT_MS) != 1)
 		return false;
 	cleanup_free char *req =
-		xasprintf("GET http://" EG_HEALTH_HOST "/%s HTTP/1.0\r\n\r\n", mark);
+		mark ? xasprintf("GET http://" BRIG_EGRESS_HEALTH_HOST "/%s HTTP/1.0\r\n\r\n", mark)
+		     : xstrdup("CONNECT " BRIG_EGRESS_HEALTH_HOST
+			       ":1 HTTP/1.1\r\nHost: " BRIG_EGRESS_HEALTH_HOST ":1\r\n\r\n");
 	size_t len = strlen(req);
 	if (send(fd, req, len, MSG_NOSIGNAL) != (ssize_t)len)
 		return false;
-	char buf[16];
+	const char *want = mark ? "HTTP/1." : "HTTP/1.1 200 ";
+	size_t want_len = strlen(want);
+	char buf[16] = "";
 	size_t got = 0;
-	while (got < 7) {
+	while (got < want_len) {
 		p = (struct pollfd){ .fd = fd, .events = POLLIN };
 		if (poll(&p, 1, EG_CONNECT_MS) != 1)
 			return false;
@@ -339,7 +357,7 @@ static bool proxy_answers(const char *addr, int port, const char *mark)
 			return false;
 		got += (size_t)n;
 	}
-	return memcmp(buf, "HTTP/1.", 7) == 0;
+	return memcmp(buf, want, want_len) == 0;
 }
 
 static int64_t mono_ms(void)
@@ -358,7 +376,7 @@ int dock_egress_ensure(const brig_egress *e, brig_error **err)
 				   "egress_ensure: not an egress description");
 	char addr[64] = "";
 	int st = proxy_state(e, addr, sizeof addr, err);
-	if (st == 1 && addr[0] && proxy_answers(addr, e->proxy_port, ""))
+	if (st == 1 && addr[0] && proxy_answers(addr, e->proxy_port, NULL))
 		return 0;
 	if (st < 0 && st != -2)
 		return st;
@@ -377,7 +395,7 @@ int dock_egress_ensure(const brig_egress *e, brig_error **err)
 	int64_t end = mono_ms() + EG_HEALTHY_MS;
 	do {
 		st = proxy_state(e, addr, sizeof addr, err);
-		if (st == 1 && addr[0] && proxy_answers(addr, e->proxy_port, ""))
+		if (st == 1 && addr[0] && proxy_answers(addr, e->proxy_port, NULL))
 			return 0;
 		if (st < 0 && st != -2)
 			return st;
@@ -394,11 +412,12 @@ int dock_egress_ensure(const brig_egress *e, brig_error **err)
 		e->proxy_name);
 }
 
-int dock_egress_running(const brig_egress *e)
+int dock_egress_instance(const brig_egress *e, char **instance)
 {
 	char addr[64];
-	int st = proxy_state(e, addr, sizeof addr, NULL);
-	return st == 1 ? 1 : st == 0 || st == -2 ? 0 : -1;
+	*instance = NULL;
+	int st = proxy_state_of(e, addr, sizeof addr, instance, NULL);
+	return st == 1 && *instance ? 1 : st == 0 || st == -2 ? 0 : -1;
 }
 
 /* ---- the audit: a box's decisions --------------------------------------------------------- */
@@ -408,16 +427,66 @@ int dock_egress_running(const brig_egress *e)
 #define EG_LOG_WAIT_MS 2000 /* for the mark to reach the log */
 #define EG_LOG_POLL_US 10000
 
-/* Append the lines of text[0..len) whose second field (squid's %>a, the client) is addr. */
-static void keep_box_lines(strbuf *out, const char *text, size_t len, const char *addr)
+/* The n-th space-separated field of the line [p, eol) (0 is the first), or NULL. */
+static const char *nth_field(const char *p, const char *eol, int n, size_t *len)
 {
-	size_t al = strlen(addr);
+	for (; n > 0; n--) {
+		const char *sp = memchr(p, ' ', (size_t)(eol - p));
+		if (!sp)
+			return NULL;
+		p = sp + 1;
+	}
+	const char *sp = memchr(p, ' ', (size_t)(eol - p));
+	*len = (size_t)((sp ? sp : eol) - p);
+	return p;
+}
+
+static bool field_is(const char *f, size_t len, const char *want)
+{
+	return f && len == strlen(want) && memcmp(f, want, len) == 0;
+}
+
+/* A port number field, or -1. */
+static long port_field(const char *f, size_t len)
+{
+	char buf[8];
+	long v;
+	if (!f || len == 0 || len >= sizeof buf)
+		return -1;
+	memcpy(buf, f, len);
+	buf[len] = '\0';
+	return parse_long(buf, 0, 65535, &v) ? v : -1;
+}
+
+/* Append the lines of text[0..len) that are the box's at addr: those whose second field
+ * (squid's %>a, the client) is addr, and the lines of the tunnels its CONNECTs were spliced
+ * into.  The proxy's TLS port (inner_port, the last field %lp) logs a spliced tunnel with
+ * client 127.0.0.1 after the CONNECT it logged with the box's address; both carry the
+ * proxy's own port to it (%>p, the 11th field), which no other connection holds meanwhile:
+ * the latest CONNECT line of that port is the tunnel's. */
+static void keep_box_lines(strbuf *out, const char *text, size_t len, const char *addr,
+			   int inner_port)
+{
+	static const size_t words = 65536 / 64;
+	cleanup_free uint64_t *mine = xcalloc(words, sizeof *mine);
+	char lp[8];
+	snprintf(lp, sizeof lp, "%d", inner_port);
 	for (const char *p = text, *end = text + len; p < end;) {
 		const char *nl = memchr(p, '\n', (size_t)(end - p));
 		const char *eol = nl ? nl : end;
-		const char *sp = memchr(p, ' ', (size_t)(eol - p));
-		if (sp && (size_t)(eol - sp - 1) > al && memcmp(sp + 1, addr, al) == 0 &&
-		    sp[1 + al] == ' ') {
+		size_t cl = 0, pl = 0, ll = 0;
+		const char *client = nth_field(p, eol, 1, &cl);
+		const char *port = nth_field(p, eol, 10, &pl);
+		const char *local = nth_field(p, eol, 11, &ll);
+		long pn = field_is(local, ll, lp) ? port_field(port, pl) : -1;
+		bool keep = field_is(client, cl, addr);
+		if (pn >= 0 && field_is(client, cl, "127.0.0.1"))
+			keep = (mine[pn / 64] >> (pn % 64)) & 1u;
+		else if (pn >= 0 && keep)
+			mine[pn / 64] |= UINT64_C(1) << (pn % 64);
+		else if (pn >= 0)
+			mine[pn / 64] &= ~(UINT64_C(1) << (pn % 64));
+		if (keep) {
 			sb_append(out, p, (size_t)(eol - p));
 			sb_puts(out, "\n");
 		}
@@ -452,7 +521,7 @@ char *dock_egress_log(const brig_egress *e, const char *addr, int64_t since_wall
 		      const char *mark)
 {
 	char outer[64] = "";
-	cleanup_free char *needle = xasprintf(EG_HEALTH_HOST "/%s ", mark);
+	cleanup_free char *needle = xasprintf(BRIG_EGRESS_HEALTH_HOST "/%s ", mark);
 	const char *why = "the proxy did not answer the host's mark";
 	if (proxy_state(e, outer, sizeof outer, NULL) == 1 && outer[0] &&
 	    proxy_answers(outer, e->proxy_port, mark)) {
@@ -465,7 +534,8 @@ char *dock_egress_log(const brig_egress *e, const char *addr, int64_t since_wall
 			    memmem(c.out.data, c.out.len, needle, strlen(needle))) {
 				strbuf out;
 				sb_init(&out);
-				keep_box_lines(&out, c.out.data, c.out.len, addr);
+				keep_box_lines(&out, c.out.data, c.out.len, addr,
+					       e->proxy_port + 1);
 				capture_free(&c);
 				return sb_steal(&out);
 			}

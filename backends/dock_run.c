@@ -61,6 +61,7 @@ void dock_state_free(run_state *st)
 	free(st->name);
 	sb_free(&st->early);
 	free(st->egress_addr);
+	free(st->egress_proxy);
 	free(st->egress_log);
 	capture_free(&st->cap);
 	frames_free(&st->fr);
@@ -201,9 +202,11 @@ static void egress_address(run_state *st)
 	if (json_object_object_get_ex(o, "NetworkSettings", &ns) &&
 	    json_object_object_get_ex(ns, "Networks", &nets) &&
 	    json_object_object_get_ex(nets, s->egress->network, &net) &&
-	    json_object_object_get_ex(net, "IPAddress", &ip) && json_object_get_string_len(ip))
+	    json_object_object_get_ex(net, "IPAddress", &ip) && json_object_get_string_len(ip)) {
 		st->egress_addr = xstrdup(json_object_get_string(ip));
-	else
+		/* the proxy the box talks to: the one at the end must be the same */
+		(void)dock_egress_instance(s->egress, &st->egress_proxy);
+	} else
 		plugin_log(BRIG_LOG_WARN, "%s: no address on %s: its egress is not audited (%s)",
 			   st->name, s->egress->network, e ? e->message : "not in the answer");
 	json_object_put(o);
@@ -613,13 +616,26 @@ int dock_run(const brig_spec *spec, const brig_run_control *ctl, brig_outcome *o
 	if (st.egress_addr) /* before the delete frees its address for another box */
 		st.egress_log =
 			dock_egress_log(spec->egress, st.egress_addr, st.created_wall_ms, st.name);
-	/* the box's only way out went away under it: the sandbox failed, not the program */
-	if (r == 0 && st.egress_addr && dock_egress_running(spec->egress) == 0)
-		r = plugin_fail(
-			&e, BRIG_E_SANDBOX, 0,
-			"the egress proxy %s stopped during the run: the program's requests "
-			"after that failed (the next run starts it again)",
-			spec->egress->proxy_name);
+	/* the box's only way out went away under it: the sandbox failed, not the program.  A
+	 * proxy restarted or replaced meanwhile (another run found it gone and started one) is
+	 * that too: the box's connections through the old one were cut, and its log lines are
+	 * gone with it, so the run's decisions would be incomplete. */
+	if (r == 0 && st.egress_addr) {
+		cleanup_free char *proxy = NULL;
+		int running = dock_egress_instance(spec->egress, &proxy);
+		if (running == 0)
+			r = plugin_fail(&e, BRIG_E_SANDBOX, 0,
+					"the egress proxy %s stopped during the run: the program's "
+					"requests after that failed (the next run starts it again)",
+					spec->egress->proxy_name);
+		else if (running == 1 && st.egress_proxy && strcmp(proxy, st.egress_proxy) != 0)
+			r = plugin_fail(
+				&e, BRIG_E_SANDBOX, 0,
+				"the egress proxy %s was restarted during the run: the "
+				"program's connections through it were cut and its decisions "
+				"before that are lost",
+				spec->egress->proxy_name);
+	}
 	dock_flow_delete(&st);
 	st.t[P_DELETE] = st.may_exist ? now_ms() : 0;
 	if (st.t[P_CREATE])

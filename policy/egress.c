@@ -227,9 +227,22 @@ static char *squid_config(const brig_egress *e, char *const *blocked)
 		  e->digest);
 	for (char **a = e->allow; *a; a++)
 		sb_printf(&sb, "#   allow %s\n", *a);
+	/* Two ports.  The boxes' (front) never peeks at TLS, so a CONNECT it refuses is a plain
+	 * 403 with the reason (on a port that peeks, squid 5 always bumps the client to deliver an
+	 * error, which a verifying client sees as a certificate error).  The CONNECTs it allows go
+	 * to squid's own loopback port (inner, cache_peer "tls"), which checks the list again,
+	 * peeks at the ClientHello and splices or terminates.  The inner port logs the CONNECT with
+	 * the box's address (from the front's X-Forwarded-For) and the SNI, and the spliced tunnel
+	 * (upstream address, bytes) in a line of its own with client 127.0.0.1; both carry the
+	 * front's port to it (%>p; %lp tells the ports apart), which joins them (egress_box_lines,
+	 * egress_decisions).  The front's own line for a tunnel it handed over (status 200,
+	 * upstream 127.0.0.1) is left out of the decisions. */
 	sb_printf(&sb,
-		  "http_port %d ssl-bump tls-cert=/etc/squid/splice.pem "
+		  "http_port %d name=front\n"
+		  "http_port 127.0.0.1:%d name=inner ssl-bump tls-cert=/etc/squid/splice.pem "
 		  "generate-host-certificates=off\n"
+		  "cache_peer 127.0.0.1 parent %d 0 no-query no-digest no-netdb-exchange "
+		  "connect-fail-limit=1000000 name=tls\n"
 		  "pinger_enable off\n"
 		  "visible_hostname brig-egress\n"
 		  "pid_filename none\n"
@@ -238,16 +251,33 @@ static char *squid_config(const brig_egress *e, char *const *blocked)
 		  "cache_mem 0 MB\n"
 		  "shutdown_lifetime 0 seconds\n"
 		  "via off\n"
-		  "forwarded_for delete\n"
 		  "httpd_suppress_version_string on\n"
 		  "hosts_file /etc/brig-egress/hosts\n"
 		  "logformat brig %%ts.%%03tu %%>a %%rm %%ru %%>Hs %%<a %%>st %%<st "
-		  "%%{brig-refused}note %%#ssl::>sni\n"
+		  "%%{brig-refused}note %%#ssl::>sni %%>p %%lp\n"
+		  "acl front myportname front\n"
+		  "acl inner myportname inner\n"
+		  "acl from_front src 127.0.0.1/32\n"
+		  /* X-Forwarded-For only to the inner port, which takes the box from it and logs
+		   * it as the client (every line of a tunnel it splices is the box's); a box's own
+		   * X-Forwarded-For is left of the address the front appends: never looked at */
+		  "forwarded_for on\n"
+		  "follow_x_forwarded_for allow inner from_front\n"
+		  "follow_x_forwarded_for deny all\n"
+		  "acl_uses_indirect_client off\n"
+		  "log_uses_indirect_client on\n"
+		  "acl brig_connect method CONNECT\n"
+		  "acl health dstdomain " BRIG_EGRESS_HEALTH_HOST "\n"
+		  "acl health_port port 1\n"
 		  "access_log stdio:/dev/stdout brig\n"
 		  "cache_log stdio:/dev/stderr\n"
+		  "cache_peer_access tls allow front brig_connect\n"
+		  "cache_peer_access tls deny all\n"
+		  "never_direct allow front brig_connect\n"
+		  "request_header_access X-Forwarded-For deny !brig_connect\n"
 		  "acl boxes src %s\n"
 		  "acl blocked_dst dst",
-		  e->proxy_port, e->subnet);
+		  e->proxy_port, e->proxy_port + 1, e->proxy_port + 1, e->subnet);
 	for (size_t i = 0; i < sizeof blocked_ranges / sizeof *blocked_ranges; i++)
 		sb_printf(&sb, " %s", blocked_ranges[i]);
 	for (char *const *b = blocked; b && *b; b++)
@@ -260,7 +290,6 @@ static char *squid_config(const brig_egress *e, char *const *blocked)
 		     "acl r_addr annotate_transaction brig-refused=destination-address\n"
 		     "acl r_sni annotate_transaction brig-refused=sni-mismatch\n"
 		     "acl refused note brig-refused\n"
-		     "acl brig_connect method CONNECT\n"
 		     "acl brig_http proto HTTP\n");
 	size_t n = 0;
 	for (char **a = e->allow; *a; a++, n++) {
@@ -283,7 +312,11 @@ static char *squid_config(const brig_egress *e, char *const *blocked)
 		sb_printf(&sb, " a%zu_tls", i);
 	sb_printf(&sb,
 		  "\n"
-		  "http_access deny !boxes r_box\n"
+		  /* the host's health check: a CONNECT the front hands to the inner port, which
+		   * refuses it (not listed): a 200 from the front says both ports work */
+		  "http_access allow front !boxes brig_connect health health_port\n"
+		  "http_access deny front !boxes r_box\n"
+		  "http_access deny inner !from_front r_box\n"
 		  "http_access deny !brig_connect !brig_http r_list\n"
 		  "http_access deny !listed r_list\n"
 		  "http_access deny blocked_dst r_addr\n"
@@ -460,17 +493,30 @@ static bool known_reason(const char *r)
 	return false;
 }
 
+/* The decision a tunnel line completes: the latest CONNECT of the inner port's client port. */
+static json_object *tunnel_decision(json_object *a, const long *ports, size_t n, long port)
+{
+	for (size_t i = n; i-- > 0;)
+		if (ports[i] == port)
+			return json_object_array_get_idx(a, i);
+	return NULL;
+}
+
 char *egress_decisions(const char *log)
 {
 	json_object *a = json_object_new_array();
 	cleanup_free char *copy = xstrdup(log ? log : "");
+	/* per decision: the inner port's client port (%>p) of its CONNECT, or -1 */
+	size_t cap = 16, n_ports = 0;
+	cleanup_free long *ports = xcalloc(cap, sizeof *ports);
 	char *save = NULL;
 	for (char *line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		/* %ts.%03tu %>a %rm %ru %>Hs %<a %>st %<st %{brig-refused}note %ssl::>sni */
-		char *f[10];
+		/* %ts.%03tu %>a %rm %ru %>Hs %<a %>st %<st %{brig-refused}note %ssl::>sni %>p %lp
+		 */
+		char *f[12];
 		size_t n = 0;
 		char *fs = NULL;
-		for (char *t = strtok_r(line, " ", &fs); t && n < 10; t = strtok_r(NULL, " ", &fs))
+		for (char *t = strtok_r(line, " ", &fs); t && n < 12; t = strtok_r(NULL, " ", &fs))
 			f[n++] = t;
 		/* squid escapes %ru and (with %#) the SNI, so a line is one transaction; a field
 		 * that is not what its code prints is a line of something else: skipped */
@@ -479,10 +525,30 @@ char *egress_decisions(const char *log)
 		    strspn(f[4], "0123456789") != strlen(f[4]) || !known_reason(f[8]))
 			continue;
 		char host[256];
-		long port, status;
+		long port, status, cport = -1, lport = -1;
 		url_host_port(f[2], f[3], host, sizeof host, &port);
 		if (!parse_long(f[4], 0, 999, &status))
 			status = 0;
+		if (n == 12 &&
+		    (!parse_long(f[10], 0, 65535, &cport) || !parse_long(f[11], 0, 65535, &lport)))
+			cport = lport = -1;
+		bool connect = strcmp(f[2], "CONNECT") == 0;
+		bool inner = lport == EGRESS_PROXY_PORT + 1;
+		/* the front port's line for a CONNECT it handed to the inner (TLS) port: the inner
+		 * port's lines are the decision (squid_config); no upstream is ever 127.0.0.1 */
+		if (connect && !inner && status == 200 && strcmp(f[5], "127.0.0.1") == 0)
+			continue;
+		/* the inner port's line of a spliced tunnel: the upstream's address and the bytes
+		 * of the CONNECT it logged before (squid logs a spliced tunnel with status 500) */
+		if (connect && inner && strcmp(f[1], "127.0.0.1") == 0) {
+			json_object *d = tunnel_decision(a, ports, n_ports, cport);
+			if (d) {
+				json_object_object_add(d, "address", field_or_null(f[5]));
+				json_object_object_add(d, "bytes_out", count_or_null(f[6]));
+				json_object_object_add(d, "bytes_in", count_or_null(f[7]));
+			}
+			continue;
+		}
 		bool refused = strcmp(f[8], "-") != 0;
 		json_object *d = json_object_new_object();
 		json_object_object_add(d, "time", json_object_new_double(strtod(f[0], NULL)));
@@ -497,6 +563,11 @@ char *egress_decisions(const char *log)
 		json_object_object_add(d, "reason", refused ? json_object_new_string(f[8]) : NULL);
 		json_object_object_add(d, "sni", field_or_null(f[9]));
 		json_object_array_add(a, d);
+		if (n_ports == cap) {
+			cap *= 2;
+			ports = xrealloc(ports, cap * sizeof *ports);
+		}
+		ports[n_ports++] = connect && inner ? cport : -1;
 	}
 	char *text = xstrdup(json_object_to_json_string_ext(
 		a, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));

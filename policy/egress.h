@@ -10,10 +10,10 @@
 
 #include "brig-spec.h"
 
-#define EGRESS_ALLOW_MAX  64  /* entries of egress.allow */
-#define EGRESS_HOSTS_MAX  64  /* entries of egress.hosts */
-#define EGRESS_NAME_MAX   253 /* a DNS name */
-#define EGRESS_PROXY_PORT 3128
+#define EGRESS_ALLOW_MAX  64   /* entries of egress.allow */
+#define EGRESS_HOSTS_MAX  64   /* entries of egress.hosts */
+#define EGRESS_NAME_MAX   253  /* a DNS name */
+#define EGRESS_PROXY_PORT 3128 /* the boxes'; its TLS port is the next, on its loopback */
 /* Every egress network is a /22 of 10.208.0.0/12, chosen by the allowlist's digest: the
  * proxy's address is then known before it starts (the spec is final, `brig explain` shows
  * it).  .1 is the gateway Docker reserves (the host gets no address on it), .2 the proxy. */
@@ -23,6 +23,7 @@
 #define EGRESS_IMAGE      "brig/egress:bookworm"
 #define EGRESS_NO_PROXY   "localhost,127.0.0.1,::1"
 #define EGRESS_REASON_HDR "X-Brig-Egress-Refused"
+
 /* in the node image (scripts/build-images): routes fetch() through HTTPS_PROXY */
 #define EGRESS_NODE_PRELOAD "/usr/lib/brig/egress-fetch.js"
 

@@ -213,11 +213,11 @@ try:
         res["https"] = {"status": r.status, "body": r.read().decode()}
 except Exception as e:
     res["https"] = {"error": repr(e)}
-def connect(host, port, sni):
+def connect(host, port, sni, extra=""):
     """CONNECT through the proxy, then a TLS handshake naming `sni`."""
     px = os.environ["HTTP_PROXY"].rsplit("/", 1)[1]
     s = socket.create_connection((px.split(":")[0], int(px.split(":")[1])), timeout=8)
-    s.sendall(f"CONNECT {host}:{port} HTTP/1.1\r\nHost: {host}:{port}\r\n\r\n".encode())
+    s.sendall(f"CONNECT {host}:{port} HTTP/1.1\r\nHost: {host}:{port}\r\n{extra}\r\n".encode())
     head = b""
     while b"\r\n\r\n" not in head:
         d = s.recv(4096)
@@ -249,6 +249,10 @@ def connect(host, port, sni):
 res["connect_sni_ok"] = connect("ok.test", 8443, "ok.test")
 res["connect_sni_other"] = connect("ok.test", 8443, "evil.test")
 res["connect_unlisted"] = connect("evil.test", 8443, "evil.test")
+# the proxy's boxes' port tells its TLS port the box in X-Forwarded-For, appended to what the
+# box sent, which the TLS port never reads: this CONNECT is still this box's decision
+res["connect_forged"] = connect("ok.test", 8443, "ok.test",
+                                "X-Forwarded-For: 10.208.0.99\r\nX-Forwarded-For: 10.208.0.98\r\n")
 import threading
 def lookup(name):
     try:
@@ -312,12 +316,12 @@ def test_wildcard_and_https():
     other = res["connect_sni_other"]
     assert other.get("connect") == "200" and not other.get("tls", "").startswith("HTTP/"), other
     assert "GET /sni-evil.test" not in upstream_log(UP), upstream_log(UP)
-    # squid 5 serves the refusal of a CONNECT on a port that peeks at TLS inside TLS, under its
-    # own certificate (it always bumps to deliver an error there): a verifying client sees a
-    # certificate error; the 403 is there for one that looks, and the run's decisions (the
-    # result's egress list, the audit line, the MCP text) say not-in-allowlist
+    # a refused CONNECT is a plain 403 with the reason, never a 200 and then a TLS error (the
+    # proxy's port for boxes does not peek at TLS; the allowed CONNECTs go on to its TLS port)
     un = res["connect_unlisted"]
-    assert un.get("connect") == "200" and un.get("tls", "").startswith("HTTP/1.1 403"), un
+    assert un.get("connect") == "403" and un.get("reason") == "not-in-allowlist", un
+    assert "tls" not in un, un
+    assert res["connect_forged"].get("tls", "").startswith("HTTP/1.0 200"), res["connect_forged"]
     assert "GET /sni-evil.test" not in upstream_log(UP), upstream_log(UP)
 
 
@@ -377,7 +381,10 @@ def test_decisions_joined_into_result_and_audit():
         d = decision(ds, host, port)
         assert d["allowed"] is False and d["reason"] == why and d["status"] == 403, d
     tls = [d for d in ds if d["method"] == "CONNECT" and d["host"] == "ok.test"]
-    assert any(d["allowed"] and d["sni"] == "ok.test" for d in tls), tls
+    # one decision per tunnel, with the upstream's address: the sni-ok CONNECT, the one with a
+    # forged box header (still this box's), and the HTTPS GET
+    oks = [d for d in tls if d["allowed"] and d["sni"] == "ok.test"]
+    assert len(oks) == 3 and all(d["address"] == UP and d["bytes_in"] > 0 for d in oks), tls
     assert any(not d["allowed"] and d["reason"] == "sni-mismatch" and d["sni"] == "evil.test"
                for d in tls), tls
     d = decision(ds, "evil.test", 8443, "CONNECT")
@@ -429,6 +436,33 @@ def test_proxy_dies_mid_run():
         "import urllib.request as u\n"
         "print(u.urlopen('http://ok.test:8080/again', timeout=8).status)\n"))
     assert r["verdict"] == "success" and r["stdout"].strip() == "200", r
+
+
+def test_proxy_restarted_mid_run():
+    """The proxy restarted (or replaced by another run that found it gone) while a box uses it:
+    the box's later requests work through the new one, but the connections through the old one
+    were cut and its log lines are gone, so the run's decisions would be incomplete: the result
+    is a sandbox_error saying so, never a success with half an audit."""
+    code = ("import time, urllib.request as u\n"
+            "print(u.urlopen('http://ok.test:8080/before-restart', timeout=8).status, flush=True)\n"
+            "time.sleep(8)\n"
+            "print(u.urlopen('http://ok.test:8080/after-restart', timeout=8).status)\n")
+    cmd = [BRIG, "run", *backend_args(), "-l", "python", "--json", "--timeout", "30",
+           "--policy", STATE["policy"]]
+    p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE)
+    p.stdin.write(code.encode())
+    p.stdin.close()
+    p.stdin = None  # communicate() reads only
+    proxy = STATE["proxy"]
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and "/before-restart" not in docker("logs", proxy).stdout:
+        time.sleep(0.2)
+    assert docker("restart", "-t", "0", proxy).returncode == 0
+    out, err = p.communicate(timeout=120)
+    r = json.loads(out)
+    assert r["verdict"] == "sandbox_error" and "restarted during the run" in r["error"], r
+    assert "GET /after-restart" in upstream_log(UP), upstream_log(UP)  # it did work, though
 
 
 NODE_PROBE = r'''
@@ -604,7 +638,8 @@ if __name__ == "__main__":
         main([test_allowed_and_refused, test_wildcard_and_https, test_no_dns_no_direct_path,
               test_audit_and_access_log, test_decisions_joined_into_result_and_audit,
               test_no_request_no_decision, test_node_fetch_through_the_proxy,
-              test_proxy_dies_mid_run, test_boxes_of_one_list_cannot_reach_each_other,
+              test_proxy_dies_mid_run, test_proxy_restarted_mid_run,
+              test_boxes_of_one_list_cannot_reach_each_other,
               test_outer_network_has_its_fixed_subnet, test_foreign_network_refused,
               test_explain_shows_egress, test_doctor_reports_egress,
               test_gc_removes_idle_proxy])

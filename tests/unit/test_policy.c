@@ -2423,12 +2423,23 @@ static void test_egress_decisions(void)
 {
 	static const char log[] =
 		"1733111111.123 10.208.4.3 GET http://ok.test:8080/hello?token=s3cret 200 "
-		"203.0.113.150 123 456 - -\n"
-		"1733111111.200 10.208.4.3 CONNECT ok.test:8443 200 203.0.113.150 900 3000 - "
-		"ok.test\n"
-		"1733111111.300 10.208.4.3 GET http://other.test/ 403 - 80 300 not-in-allowlist -\n"
+		"203.0.113.150 123 456 - - 40000 3128\n"
+		/* a CONNECT handed to the TLS port: its line there, then its spliced tunnel's */
+		"1733111111.200 10.208.4.3 CONNECT ok.test:8443 200 - 134 0 - ok.test 51000 3129\n"
+		"1733111111.290 127.0.0.1 CONNECT ok.test:8443 500 203.0.113.150 900 3000 - "
+		"ok.test "
+		"51000 3129\n"
+		/* the front port's line for the hand-over: not a decision */
+		"1733111111.291 10.208.4.3 CONNECT ok.test:8443 200 127.0.0.1 980 3039 - - 40001 "
+		"3128\n"
+		"1733111111.300 10.208.4.3 GET http://other.test/ 403 - 80 300 not-in-allowlist - "
+		"40002 3128\n"
 		"1733111111.400 10.208.4.3 CONNECT ok.test:8443 200 - 500 0 sni-mismatch "
-		"evil.test\n"
+		"evil.test 51001 3129\n"
+		/* a tunnel line without its CONNECT (another box's): nothing */
+		"1733111111.500 127.0.0.1 CONNECT ok.test:8443 500 203.0.113.150 9 9 - ok.test "
+		"51002 "
+		"3129\n"
 		"not a line of the proxy's\n";
 	cleanup_free char *text = egress_decisions(log);
 	CU_ASSERT_PTR_NULL(strstr(text, "s3cret"));
@@ -2453,6 +2464,11 @@ static void test_egress_decisions(void)
 	CU_ASSERT(json_object_object_get_ex(d, "port", &v) && json_object_get_int(v) == 8443);
 	CU_ASSERT(json_object_object_get_ex(d, "sni", &v) &&
 		  strcmp(json_object_get_string(v), "ok.test") == 0);
+	CU_ASSERT(json_object_object_get_ex(d, "status", &v) && json_object_get_int(v) == 200);
+	CU_ASSERT(json_object_object_get_ex(d, "address", &v) &&
+		  strcmp(json_object_get_string(v), "203.0.113.150") == 0);
+	CU_ASSERT(json_object_object_get_ex(d, "bytes_out", &v) && json_object_get_int(v) == 900);
+	CU_ASSERT(json_object_object_get_ex(d, "bytes_in", &v) && json_object_get_int(v) == 3000);
 	d = json_object_array_get_idx(a, 2);
 	CU_ASSERT(json_object_object_get_ex(d, "port", &v) && json_object_get_int(v) == 80);
 	CU_ASSERT(json_object_object_get_ex(d, "address", &v) && v == NULL);
