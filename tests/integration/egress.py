@@ -403,6 +403,24 @@ def test_no_request_no_decision():
     assert r["verdict"] == "success" and r["egress"] == [], r
 
 
+def run_while(code, seen, action):
+    """Run `code` with the allowlist; once the proxy logged `seen`, `docker ACTION...` (to the
+    proxy); the run's result."""
+    cmd = [BRIG, "run", *backend_args(), "-l", "python", "--json", "--timeout", "30",
+           "--policy", STATE["policy"]]
+    p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE)
+    p.stdin.write(code.encode())
+    p.stdin.close()
+    p.stdin = None  # communicate() reads only
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and seen not in docker("logs", STATE["proxy"]).stdout:
+        time.sleep(0.2)
+    assert docker(*action).returncode == 0
+    out, err = p.communicate(timeout=120)
+    return json.loads(out)
+
+
 def test_proxy_dies_mid_run():
     """The proxy killed while a box uses it: the box's next request fails, and the result is a
     sandbox_error naming the proxy (the sandbox's network path failed, not the program); the
@@ -414,20 +432,7 @@ def test_proxy_dies_mid_run():
             "    print(u.urlopen('http://ok.test:8080/after', timeout=4).status)\n"
             "except Exception as e:\n"
             "    print('after fails', type(e).__name__)\n")
-    cmd = [BRIG, "run", "--backend", BACKEND, "-l", "python", "--json", "--timeout", "30",
-           "--policy", STATE["policy"]]
-    p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE)
-    p.stdin.write(code.encode())
-    p.stdin.close()
-    p.stdin = None  # communicate() reads only
-    proxy = STATE["proxy"]
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and "/before" not in docker("logs", proxy).stdout:
-        time.sleep(0.2)
-    assert docker("kill", proxy).returncode == 0
-    out, err = p.communicate(timeout=120)
-    r = json.loads(out)
+    r = run_while(code, "/before", ["kill", STATE["proxy"]])
     assert "after fails" in r["stdout"], r
     assert r["verdict"] == "sandbox_error" and "egress proxy" in r["error"] and \
         "stopped during the run" in r["error"], r
@@ -447,20 +452,7 @@ def test_proxy_restarted_mid_run():
             "print(u.urlopen('http://ok.test:8080/before-restart', timeout=8).status, flush=True)\n"
             "time.sleep(8)\n"
             "print(u.urlopen('http://ok.test:8080/after-restart', timeout=8).status)\n")
-    cmd = [BRIG, "run", *backend_args(), "-l", "python", "--json", "--timeout", "30",
-           "--policy", STATE["policy"]]
-    p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE)
-    p.stdin.write(code.encode())
-    p.stdin.close()
-    p.stdin = None  # communicate() reads only
-    proxy = STATE["proxy"]
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and "/before-restart" not in docker("logs", proxy).stdout:
-        time.sleep(0.2)
-    assert docker("restart", "-t", "0", proxy).returncode == 0
-    out, err = p.communicate(timeout=120)
-    r = json.loads(out)
+    r = run_while(code, "/before-restart", ["restart", "-t", "0", STATE["proxy"]])
     assert r["verdict"] == "sandbox_error" and "restarted during the run" in r["error"], r
     assert "GET /after-restart" in upstream_log(UP), upstream_log(UP)  # it did work, though
 
