@@ -478,11 +478,17 @@ static void keep_box_lines(strbuf *out, const char *text, size_t len, const char
 		const char *client = nth_field(p, eol, 1, &cl);
 		const char *port = nth_field(p, eol, 10, &pl);
 		const char *local = nth_field(p, eol, 11, &ll);
+		size_t ml = 0;
+		const char *method = nth_field(p, eol, 2, &ml);
 		long pn = field_is(local, ll, lp) ? port_field(port, pl) : -1;
 		bool keep = field_is(client, cl, addr);
-		if (pn >= 0 && field_is(client, cl, "127.0.0.1"))
-			keep = (mine[pn / 64] >> (pn % 64)) & 1u;
-		else if (pn >= 0 && keep)
+		if (pn >= 0 && field_is(client, cl, "127.0.0.1")) {
+			/* only a tunnel's line, and only once: any other line of the front's (a
+			 * request it could not parse) is nobody's */
+			keep = field_is(method, ml, "CONNECT") &&
+			       ((mine[pn / 64] >> (pn % 64)) & 1u);
+			mine[pn / 64] &= ~(UINT64_C(1) << (pn % 64));
+		} else if (pn >= 0 && keep)
 			mine[pn / 64] |= UINT64_C(1) << (pn % 64);
 		else if (pn >= 0)
 			mine[pn / 64] &= ~(UINT64_C(1) << (pn % 64));

@@ -205,7 +205,12 @@ static void egress_address(run_state *st)
 	    json_object_object_get_ex(net, "IPAddress", &ip) && json_object_get_string_len(ip)) {
 		st->egress_addr = xstrdup(json_object_get_string(ip));
 		/* the proxy the box talks to: the one at the end must be the same */
-		(void)dock_egress_instance(s->egress, &st->egress_proxy);
+		if (dock_egress_instance(s->egress, &st->egress_proxy) != 1)
+			plugin_log(
+				BRIG_LOG_WARN,
+				"%s: its proxy %s could not be inspected: a restart of it during "
+				"the run would go unnoticed",
+				st->name, s->egress->proxy_name);
 	} else
 		plugin_log(BRIG_LOG_WARN, "%s: no address on %s: its egress is not audited (%s)",
 			   st->name, s->egress->network, e ? e->message : "not in the answer");

@@ -65,6 +65,14 @@ static int check_name(const char *s, size_t n, char *why, size_t why_len)
 		snprintf(why, why_len, "the host name must have 1..%d characters", EGRESS_NAME_MAX);
 		return -1;
 	}
+	/* .invalid (RFC 6761) names nothing, and the host's own requests to the proxy use one
+	 * (BRIG_EGRESS_HEALTH_HOST): a list naming it would turn them into a way out */
+	static const char inv[] = ".invalid";
+	if ((n == sizeof inv - 2 && memcmp(s, inv + 1, n) == 0) ||
+	    (n >= sizeof inv - 1 && memcmp(s + n - (sizeof inv - 1), inv, sizeof inv - 1) == 0)) {
+		snprintf(why, why_len, "names under .invalid are reserved (RFC 6761)");
+		return -1;
+	}
 	size_t labels = 0, start = 0;
 	bool last_numeric = true;
 	for (size_t i = 0; i <= n; i++) {
@@ -493,12 +501,17 @@ static bool known_reason(const char *r)
 	return false;
 }
 
-/* The decision a tunnel line completes: the latest CONNECT of the inner port's client port. */
-static json_object *tunnel_decision(json_object *a, const long *ports, size_t n, long port)
+/* The decision a tunnel line completes: the latest CONNECT of the inner port's client port,
+ * once (its port is forgotten: a later line of that port is another connection's). */
+static json_object *tunnel_decision(json_object *a, long *ports, size_t n, long port)
 {
+	if (port < 0)
+		return NULL;
 	for (size_t i = n; i-- > 0;)
-		if (ports[i] == port)
+		if (ports[i] == port) {
+			ports[i] = -1;
 			return json_object_array_get_idx(a, i);
+		}
 	return NULL;
 }
 
@@ -540,7 +553,9 @@ char *egress_decisions(const char *log)
 			continue;
 		/* the inner port's line of a spliced tunnel: the upstream's address and the bytes
 		 * of the CONNECT it logged before (squid logs a spliced tunnel with status 500) */
-		if (connect && inner && strcmp(f[1], "127.0.0.1") == 0) {
+		if (inner && strcmp(f[1], "127.0.0.1") == 0) {
+			if (!connect) /* the front's own request it could not parse: nobody's */
+				continue;
 			json_object *d = tunnel_decision(a, ports, n_ports, cport);
 			if (d) {
 				json_object_object_add(d, "address", field_or_null(f[5]));

@@ -2400,6 +2400,13 @@ static void test_egress_policy_keys(void)
 	load_fails("{\"egress\": {\"allow\": [\"a.org:1\", \"a.org:1\"]}}",
 		   ORIGIN ": egress.allow[1]: ", "listed twice");
 	load_fails("{\"egress\": {\"deny\": []}}", ORIGIN ": egress.deny: unknown key", NULL);
+	/* the host's health checks use a .invalid name: never one a list can name */
+	load_fails("{\"egress\": {\"allow\": [\"brig-health.invalid:1\"]}}",
+		   ORIGIN ": egress.allow[0]: ", "reserved");
+	load_fails("{\"egress\": {\"allow\": [\"*.invalid:1\"]}}",
+		   ORIGIN ": egress.allow[0]: ", "reserved");
+	load_fails("{\"egress\": {\"hosts\": {\"brig-health.invalid\": \"203.0.113.1\"}}}",
+		   ORIGIN ": egress.hosts[0]: ", "reserved");
 	load_fails("{\"egress\": {\"hosts\": {\"ok.test\": \"x\"}}}",
 		   ORIGIN ": egress.hosts[0]: ", "IPv4 or IPv6");
 	load_fails("{\"network\": true, \"egress\": {\"allow\": [\"a.org:1\"]}}",
@@ -2428,6 +2435,9 @@ static void test_egress_decisions(void)
 		"1733111111.200 10.208.4.3 CONNECT ok.test:8443 200 - 134 0 - ok.test 51000 3129\n"
 		"1733111111.290 127.0.0.1 CONNECT ok.test:8443 500 203.0.113.150 900 3000 - "
 		"ok.test "
+		"51000 3129\n"
+		/* a later line of that port is another connection's, never this one's again */
+		"1733111111.290 127.0.0.1 CONNECT ok.test:8443 500 203.0.113.99 1 1 - ok.test "
 		"51000 3129\n"
 		/* the front port's line for the hand-over: not a decision */
 		"1733111111.291 10.208.4.3 CONNECT ok.test:8443 200 127.0.0.1 980 3039 - - 40001 "
