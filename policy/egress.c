@@ -242,9 +242,9 @@ static char *squid_config(const brig_egress *e, char *const *blocked)
 	 * peeks at the ClientHello and splices or terminates.  The inner port logs the CONNECT with
 	 * the box's address (from the front's X-Forwarded-For) and the SNI, and the spliced tunnel
 	 * (upstream address, bytes) in a line of its own with client 127.0.0.1; both carry the
-	 * front's port to it (%>p; %lp tells the ports apart), which joins them (egress_box_lines,
-	 * egress_decisions).  The front's own line for a tunnel it handed over (status 200,
-	 * upstream 127.0.0.1) is left out of the decisions. */
+	 * front's port to it (%>p; %lp tells the ports apart), which joins them (keep_box_lines in
+	 * the backend, egress_decisions).  The front's own line for a tunnel it handed over (status
+	 * 200, upstream 127.0.0.1) is left out of the decisions. */
 	sb_printf(&sb,
 		  "http_port %d name=front\n"
 		  "http_port 127.0.0.1:%d name=inner ssl-bump tls-cert=/etc/squid/splice.pem "
