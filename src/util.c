@@ -275,6 +275,11 @@ int proc_stat_starttime(const char *stat_text, unsigned long long *out)
 	if (!p)
 		return -1;
 	p++;
+	/* a zombie (Z) or dead (X) process runs nothing: for brig it is gone (a SIGKILLed brig
+	 * stays a zombie until its parent reaps it, and its boxes are orphans already) */
+	const char *state = p + strspn(p, " ");
+	if (*state == 'Z' || *state == 'X')
+		return -1;
 	for (int field = 3; field < 22; field++) {
 		p += strspn(p, " ");
 		size_t n = strcspn(p, " \n");

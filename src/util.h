@@ -99,9 +99,10 @@ void cond_wait_until(pthread_cond_t *cond, pthread_mutex_t *mutex, int64_t deadl
 
 /* ---- processes ---- */
 /* Field 22 (starttime) of a /proc/PID/stat text; the comm field may hold spaces and ')'.
- * 0, or -1 if the text is malformed. */
+ * 0, or -1 if the text is malformed or the process is a zombie (it runs nothing any more). */
 int proc_stat_starttime(const char *stat_text, unsigned long long *out);
-/* The start time of process `pid` (0: this process) from /proc; -1 if it does not exist.
+/* The start time of process `pid` (0: this process) from /proc; -1 if it does not exist or
+ * is a zombie.
  * With the pid it names a process for good: a pid is reused, the pair is not. */
 int proc_starttime(long pid, unsigned long long *out);
 /* brig's owner label value for this process, "PID:STARTTIME:PIDNS" (the pid namespace's

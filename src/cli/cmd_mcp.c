@@ -4,6 +4,13 @@
  * model behind it) chooses nothing but language, code and a timeout within the policy.
  * Signals only write a byte to a self-pipe; mcp_serve() sees it in its poll loop and shuts
  * down in order (queued calls dropped, running containers removed by brig_run).
+ *
+ * MCP clients stop a stdio server by closing its stdin, then SIGTERM after a grace, then
+ * SIGKILL (the TypeScript SDKs: 2 s each).  Removing boxes cannot always be done by then: a
+ * box the engine is still starting cannot be removed before its start ends (seconds for gVisor
+ * on a busy host).  So a reaper, a child forked before any thread, waits for the server to
+ * exit; unless the server says it removed everything itself, it removes every box whose brig
+ * is gone (brig_gc) at once, instead of leaving them for the next brig to start.
  */
 #include "config.h"
 
@@ -16,7 +23,10 @@
 #endif
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -52,6 +62,99 @@ static int install_signals(int fds[2])
 	sa.sa_handler = SIG_IGN;
 	sigaction(SIGPIPE, &sa, NULL);
 	return 0;
+}
+
+/* ---- the reaper ------------------------------------------------------------------------ */
+
+#define REAPER_CLEAN        'c'  /* the server removed its boxes itself: nothing to do */
+#define REAPER_PASS_MS      1000 /* a box whose create was in flight may appear a moment later */
+#define REAPER_PASSES       10
+#define REAPER_QUIET_PASSES 2 /* done after this many passes in a row removed nothing */
+
+static _Noreturn void reaper_main(brig_ctx *ctx, int fd)
+{
+	/* only the server's end ends it: a signal to the whole group (^C, kill 0) stops the
+	 * server, whose exit then starts the clean-up */
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = SIG_IGN;
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	sigaction(SIGPIPE, &sa, NULL);
+	shutdown_pipe_w = -1;
+	(void)prctl(PR_SET_NAME, "brig-reaper", 0, 0, 0);
+	/* the client's pipes must see EOF when the server exits: hold none of them */
+	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (null < 0)
+		_exit(1);
+	(void)dup2(null, STDIN_FILENO);
+	(void)dup2(null, STDOUT_FILENO);
+	if (!getenv("BRIG_DEBUG"))
+		(void)dup2(null, STDERR_FILENO);
+	if (fd != 3 && dup2(fd, 3) < 0) /* (null may have been 3: it is not needed any more) */
+		_exit(1);
+	close_range(4, ~0U, 0);
+	char c = 0;
+	ssize_t n;
+	do
+		n = read(3, &c, 1);
+	while (n < 0 && errno == EINTR);
+	if (n == 1 && c == REAPER_CLEAN)
+		_exit(0);
+	/* The server died first.  Its in-flight engine calls still complete: a pass every second
+	 * until two in a row find nothing. */
+	for (int pass = 0, quiet = 0; pass < REAPER_PASSES && quiet < REAPER_QUIET_PASSES; pass++) {
+		if (pass)
+			usleep(REAPER_PASS_MS * 1000);
+		int removed = 0;
+		brig_error *e = NULL;
+		if (brig_gc(ctx, &removed, &e) < 0)
+			cli_error("mcp reaper: %s", e && e->message ? e->message : "gc failed");
+		else if (removed)
+			cli_error("mcp reaper: removed %d box(es) the server left", removed);
+		brig_error_free(e);
+		quiet = removed ? 0 : quiet + 1;
+	}
+	_exit(0);
+}
+
+/* Fork the reaper (before any thread exists); the write end of its pipe, or -1 (logged: the
+ * next brig start still reaps). */
+static int start_reaper(brig_ctx *ctx, pid_t *pid_out)
+{
+	int p[2];
+	if (pipe2(p, O_CLOEXEC) < 0) {
+		cli_error("mcp: warning: no reaper (pipe: %m): a killed server's boxes wait for "
+			  "the next brig");
+		return -1;
+	}
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid == 0) {
+		close(p[1]);
+		reaper_main(ctx, p[0]);
+	}
+	close(p[0]);
+	if (pid < 0) {
+		cli_error("mcp: warning: no reaper (fork: %m): a killed server's boxes wait for "
+			  "the next brig");
+		close(p[1]);
+		return -1;
+	}
+	*pid_out = pid;
+	return p[1];
+}
+
+/* The server removed its boxes: the reaper ends at once (waited for, not left a zombie). */
+static void stop_reaper(int fd, pid_t pid)
+{
+	if (fd < 0)
+		return;
+	(void)!write(fd, (char[]){ REAPER_CLEAN }, 1);
+	close(fd);
+	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+		;
 }
 
 static void usage(FILE *f)
@@ -144,6 +247,8 @@ int cmd_mcp(int argc, char **argv)
 		close(sig[1]);
 		return r;
 	}
+	pid_t reaper_pid = -1;
+	int reaper = start_reaper(ctx, &reaper_pid);
 	mcp_options opts = { .shutdown_fd = sig[0],
 			     .quiet = quiet,
 			     .queue_per_run = (int)queue_per_run,
@@ -151,6 +256,7 @@ int cmd_mcp(int argc, char **argv)
 	brig_error *err = NULL;
 	r = mcp_serve(ctx, STDIN_FILENO, STDOUT_FILENO, &opts, &err);
 	brig_ctx_free(ctx); /* removes the warm pool's containers */
+	stop_reaper(reaper, reaper_pid);
 	shutdown_pipe_w = -1;
 	close(sig[0]);
 	close(sig[1]);

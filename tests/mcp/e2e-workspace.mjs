@@ -195,7 +195,8 @@ await test('close: the server exits and leaves no container', async () => {
     'the server to exit',
   );
   assert.ok(Date.now() - t0 < bound(10000));
-  assert.deepEqual(containersOf(pid), []);
+  // the SDK SIGKILLs a server still busy 4 s after the close; its reaper removes the rest
+  await waitFor(() => containersOf(pid).length === 0, bound(10000), 'its containers to go');
   for (const id of made) assert.ok(gone(id), id);
 });
 

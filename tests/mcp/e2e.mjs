@@ -285,8 +285,12 @@ await test('close: the server exits and leaves no container behind', async () =>
     10000,
     'the server to exit',
   );
-  assert.ok(Date.now() - t0 < bound(5000), `exit took ${Date.now() - t0} ms`);
-  assert.deepEqual(containersOf(pid), []);
+  const exit = Date.now() - t0;
+  assert.ok(exit < bound(5000), `exit took ${exit} ms`);
+  // The SDK SIGKILLs a server still busy 4 s after the close (a gVisor start under load can
+  // take that long); then the server's reaper removes what is left.
+  await waitFor(() => containersOf(pid).length === 0, bound(10000), 'its containers to go');
+  console.log(`  # exited ${exit} ms after the close, its containers gone ${Date.now() - t0} ms after`);
 });
 
 await test('audit log: one well-formed line per run, with the code SHA-256', async () => {
