@@ -106,6 +106,9 @@ typedef struct brig_outcome {
 	 * box's address on the internal network, from its creation to its end), each ending in
 	 * "\n"; "" when it made no request; NULL when they could not be read. */
 	char *egress_log;
+	/* Why egress_log is NULL (the proxy did not answer, its log rotated past the box's
+	 * start...), for the result's notice; NULL otherwise. */
+	char *egress_note;
 } brig_outcome;
 
 /* What image_inspect() found (appended in ABI 2.1).  The host allocates it and sets

@@ -94,15 +94,19 @@ int dock_container_state(const char *name, int *state, brig_error **err);
 /* The egress proxies (dock_egress.c). */
 int dock_egress_ensure(const brig_egress *e, brig_error **err);
 int dock_egress_gc(int idle_seconds, int *removed, brig_error **err);
-/* The proxy's access log lines whose client is `addr`, logged since since_wall_ms (ms since
- * the epoch) and before a request of the host's naming `mark` (the box's name), "\n"-
- * terminated ("" when none); NULL when the log cannot be read to that mark. */
+/* At a box's start, before its program has a byte of code: is the proxy of `e` running (1:
+ * *instance is "ID@StartedAt", malloc'ed; another value at the end means it was restarted or
+ * replaced in between), gone or stopped (0), or cannot the engine tell (-1)?  When running, a
+ * request of the host's naming `mark` (the box's name) + ".begin" goes into its log first. */
+int dock_egress_begin(const brig_egress *e, const char *mark, char **instance);
+/* At the box's end: the proxy's access log lines whose client is `addr`, logged since
+ * since_wall_ms (ms since the epoch) and before a request of the host's naming `mark`,
+ * "\n"-terminated ("" when none); NULL (warned) when the log cannot be read to that mark, or,
+ * with `begun` (dock_egress_begin's mark was logged), when the log no longer holds that mark:
+ * it rotated past the box's start and lines of the box's may be lost.  *running and *instance
+ * as dock_egress_begin's, from the same look at the proxy; *why (malloc'ed) says why NULL. */
 char *dock_egress_log(const brig_egress *e, const char *addr, int64_t since_wall_ms,
-		      const char *mark);
-/* Is the proxy of `e` running (1: *instance is "ID@StartedAt", malloc'ed; another value later
- * means it was restarted or replaced in between), gone or stopped (0), or cannot the engine
- * tell (-1)? */
-int dock_egress_instance(const brig_egress *e, char **instance);
+		      const char *mark, bool begun, int *running, char **instance, char **why);
 
 /* A Docker container name ([A-Za-z0-9][A-Za-z0-9_.-]*): safe in a URL path as it is. */
 bool dock_valid_name(const char *s);

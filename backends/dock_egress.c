@@ -116,6 +116,13 @@ static int network_inspect(const char *name, int *users, brig_error **err)
 	return 1;
 }
 
+/* The proxy's json-file log holds at most 2 x EG_LOG_KIB (proxy_body): a read never reaches
+ * EG_LOG_MAX.  $BRIG_EGRESS_LOG_KIB sets the size of a new proxy's (a very busy one wants more;
+ * the tests, less). */
+#define EG_LOG_KIB     4096L
+#define EG_LOG_KIB_MIN 16L
+#define EG_LOG_MAX     (16u << 20)
+
 /* A network of the box network's name that is there already must be the one brig makes:
  * internal, without an address of the host's, of the allowlist's subnet.  Another (left by
  * someone else) could give a box a route out: refused, never used. */
@@ -226,7 +233,12 @@ static json_object *proxy_body(const brig_egress *e)
 	json_object_object_add(hc, "Mounts", mounts);
 	json_object *lc = json_object_new_object(), *lco = json_object_new_object();
 	json_object_object_add(lc, "Type", json_object_new_string("json-file"));
-	json_object_object_add(lco, "max-size", json_object_new_string("4m"));
+	long kib = EG_LOG_KIB;
+	const char *v = getenv("BRIG_EGRESS_LOG_KIB");
+	if (v && !parse_long(v, EG_LOG_KIB_MIN, (long)(EG_LOG_MAX >> 11), &kib))
+		kib = EG_LOG_KIB;
+	cleanup_free char *size = xasprintf("%ldk", kib);
+	json_object_object_add(lco, "max-size", json_object_new_string(size));
 	json_object_object_add(lco, "max-file", json_object_new_string("2"));
 	json_object_object_add(lc, "Config", lco);
 	json_object_object_add(hc, "LogConfig", lc);
@@ -412,18 +424,30 @@ int dock_egress_ensure(const brig_egress *e, brig_error **err)
 		e->proxy_name);
 }
 
-int dock_egress_instance(const brig_egress *e, char **instance)
+/* proxy_state_of's answer as dock_egress_begin's: 1 running (with its instance), 0 gone or
+ * stopped, -1 the engine cannot tell. */
+static int proxy_running(const brig_egress *e, char *addr, size_t addr_len, char **instance)
 {
-	char addr[64];
 	*instance = NULL;
-	int st = proxy_state_of(e, addr, sizeof addr, instance, NULL);
+	int st = proxy_state_of(e, addr, addr_len, instance, NULL);
 	return st == 1 && *instance ? 1 : st == 0 || st == -2 ? 0 : -1;
+}
+
+int dock_egress_begin(const brig_egress *e, const char *mark, char **instance)
+{
+	char outer[64] = "";
+	int running = proxy_running(e, outer, sizeof outer, instance);
+	cleanup_free char *begin = xasprintf("%s.begin", mark);
+	if (running == 1 && (!outer[0] || !proxy_answers(outer, e->proxy_port, begin))) {
+		free(*instance); /* no mark: dock_egress_log cannot tell a rotated log */
+		*instance = NULL;
+		return -1;
+	}
+	return running;
 }
 
 /* ---- the audit: a box's decisions --------------------------------------------------------- */
 
-/* The proxy's json-file log holds at most 2 x 4 MiB (proxy_body): a read never reaches this. */
-#define EG_LOG_MAX     (16u << 20)
 #define EG_LOG_WAIT_MS 2000 /* for the mark to reach the log */
 #define EG_LOG_POLL_US 10000
 
@@ -524,18 +548,29 @@ static bool read_log(const brig_egress *e, int64_t since_wall_ms, capture *c)
  * this.  The host then sends the proxy a request of its own naming `mark` (refused and logged,
  * after the box's), and reads the log until that line is there: the box's lines are all in. */
 char *dock_egress_log(const brig_egress *e, const char *addr, int64_t since_wall_ms,
-		      const char *mark)
+		      const char *mark, bool begun, int *running, char **instance, char **why_out)
 {
 	char outer[64] = "";
 	cleanup_free char *needle = xasprintf(BRIG_EGRESS_HEALTH_HOST "/%s ", mark);
+	cleanup_free char *begin = xasprintf(BRIG_EGRESS_HEALTH_HOST "/%s.begin ", mark);
 	const char *why = "the proxy did not answer the host's mark";
-	if (proxy_state(e, outer, sizeof outer, NULL) == 1 && outer[0] &&
-	    proxy_answers(outer, e->proxy_port, mark)) {
+	*running = proxy_running(e, outer, sizeof outer, instance);
+	if (*running == 1 && outer[0] && proxy_answers(outer, e->proxy_port, mark)) {
 		why = "the host's mark did not reach it";
 		for (int64_t end = mono_ms() + EG_LOG_WAIT_MS; mono_ms() < end;) {
 			capture c;
 			capture_init(&c, EG_LOG_MAX);
 			bool ok = read_log(e, since_wall_ms, &c);
+			if (ok && c.out.data &&
+			    memmem(c.out.data, c.out.len, needle, strlen(needle)) && begun &&
+			    !memmem(c.out.data, c.out.len, begin, strlen(begin))) {
+				/* json-file dropped its older file since the box started */
+				why = "it rotated past the box's start (the box's lines may be "
+				      "lost; "
+				      "$BRIG_EGRESS_LOG_KIB makes a new proxy's log larger)";
+				capture_free(&c);
+				break;
+			}
 			if (ok && c.out.data &&
 			    memmem(c.out.data, c.out.len, needle, strlen(needle))) {
 				strbuf out;
@@ -553,10 +588,10 @@ char *dock_egress_log(const brig_egress *e, const char *addr, int64_t since_wall
 			usleep(EG_LOG_POLL_US);
 		}
 	}
-	plugin_log(BRIG_LOG_WARN,
-		   "the log of proxy %s: %s: the decisions of the box at %s are "
-		   "not audited",
-		   e->proxy_name, why, addr);
+	*why_out = xasprintf("the egress decisions are unknown: the log of proxy %s: %s",
+			     e->proxy_name, why);
+	plugin_log(BRIG_LOG_WARN, "%s: the decisions of the box at %s are not audited", *why_out,
+		   addr);
 	return NULL;
 }
 

@@ -63,6 +63,7 @@ void dock_state_free(run_state *st)
 	free(st->egress_addr);
 	free(st->egress_proxy);
 	free(st->egress_log);
+	free(st->egress_note);
 	capture_free(&st->cap);
 	frames_free(&st->fr);
 }
@@ -204,12 +205,14 @@ static void egress_address(run_state *st)
 	    json_object_object_get_ex(nets, s->egress->network, &net) &&
 	    json_object_object_get_ex(net, "IPAddress", &ip) && json_object_get_string_len(ip)) {
 		st->egress_addr = xstrdup(json_object_get_string(ip));
-		/* the proxy the box talks to: the one at the end must be the same */
-		if (dock_egress_instance(s->egress, &st->egress_proxy) != 1)
+		/* the proxy the box talks to: the one at the end must be the same, its log must
+		 * still hold the mark from before the box's first request */
+		if (dock_egress_begin(s->egress, st->name, &st->egress_proxy) != 1)
 			plugin_log(
 				BRIG_LOG_WARN,
-				"%s: its proxy %s could not be inspected: a restart of it during "
-				"the run would go unnoticed",
+				"%s: its proxy %s could not be inspected or marked: a restart of "
+				"it during the run would go unnoticed, and so would its log "
+				"rotating past the box's start",
 				st->name, s->egress->proxy_name);
 	} else
 		plugin_log(BRIG_LOG_WARN, "%s: no address on %s: its egress is not audited (%s)",
@@ -598,6 +601,8 @@ void dock_flow_outcome(run_state *st, int r, const brig_error *e, brig_outcome *
 			   r < 0 && e && e->transient, out);
 	if (BRIG_HAS_FIELD(out, brig_outcome, egress_log))
 		out->egress_log = steal_pointer(&st->egress_log);
+	if (BRIG_HAS_FIELD(out, brig_outcome, egress_note))
+		out->egress_note = steal_pointer(&st->egress_note);
 }
 
 int dock_run(const brig_spec *spec, const brig_run_control *ctl, brig_outcome *out,
@@ -618,16 +623,17 @@ int dock_run(const brig_spec *spec, const brig_run_control *ctl, brig_outcome *o
 	}
 	if (r == 0)
 		r = dock_flow_collect(&st, &e);
+	int running = -1;
+	cleanup_free char *proxy = NULL;
 	if (st.egress_addr) /* before the delete frees its address for another box */
 		st.egress_log =
-			dock_egress_log(spec->egress, st.egress_addr, st.created_wall_ms, st.name);
+			dock_egress_log(spec->egress, st.egress_addr, st.created_wall_ms, st.name,
+					st.egress_proxy != NULL, &running, &proxy, &st.egress_note);
 	/* the box's only way out went away under it: the sandbox failed, not the program.  A
 	 * proxy restarted or replaced meanwhile (another run found it gone and started one) is
 	 * that too: the box's connections through the old one were cut, and its log lines are
 	 * gone with it, so the run's decisions would be incomplete. */
 	if (r == 0 && st.egress_addr) {
-		cleanup_free char *proxy = NULL;
-		int running = dock_egress_instance(spec->egress, &proxy);
 		if (running == 0)
 			r = plugin_fail(&e, BRIG_E_SANDBOX, 0,
 					"the egress proxy %s stopped during the run: the program's "

@@ -52,8 +52,9 @@ typedef struct run_state {
 	int64_t t[P_N];
 	int64_t created_wall_ms; /* wall clock at create, ms: where its proxy log lines begin */
 	char *egress_addr;       /* with egress: the box's address on its internal network */
-	char *egress_proxy; /* with egress: its proxy once the box ran (dock_egress_instance) */
-	char *egress_log;   /* with egress: the proxy's log lines of the box (outcome) */
+	char *egress_proxy;      /* with egress: its proxy once the box ran (dock_egress_begin) */
+	char *egress_log;        /* with egress: the proxy's log lines of the box (outcome) */
+	char *egress_note;       /* with egress: why they are unknown (outcome) */
 } run_state;
 
 void dock_state_init(run_state *st, const brig_spec *spec, const brig_run_control *ctl);

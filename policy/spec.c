@@ -1024,6 +1024,8 @@ void outcome_clear(brig_outcome *o)
 	free(o->sandbox_error);
 	if (BRIG_HAS_FIELD(o, brig_outcome, egress_log))
 		free(o->egress_log);
+	if (BRIG_HAS_FIELD(o, brig_outcome, egress_note))
+		free(o->egress_note);
 	memset(o, 0, sizeof *o);
 	o->struct_size = sizeof *o;
 	o->exit_code = -1;

@@ -284,6 +284,12 @@ static void run_box(run_ctx *rc, const brig_run_control *ctl)
 	if (rc->spec->egress &&
 	    o.egress_log) /* the proxy's decisions, for the model and the audit */
 		rc->res.egress = egress_decisions(o.egress_log);
+	else if (rc->spec->egress && o.egress_note) { /* null decisions say why, in the notice */
+		char *n = rc->notice ? xasprintf("%s; %s", rc->notice, o.egress_note)
+				     : xstrdup(o.egress_note);
+		free(rc->notice);
+		rc->notice = n;
+	}
 	outcome_clear(&o);
 }
 

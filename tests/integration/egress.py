@@ -601,6 +601,36 @@ def test_doctor_reports_egress():
     assert "egress: " in r.stdout and "(present)" in r.stdout, r.stdout
 
 
+def test_rotated_log_is_not_a_complete_list():
+    """The proxy's log is json-file, two files of $BRIG_EGRESS_LOG_KIB: a box (or its
+    neighbours) logging more than that during a run rotates its first lines away.  Its
+    decisions are then unknown (null, the result's notice says why), never a shortened list
+    that looks complete.  A proxy of its own (another allowlist) with the smallest log."""
+    with open(STATE["policy"]) as f:
+        pol = json.load(f)
+    pol["egress"]["allow"] = pol["egress"]["allow"] + ["rot.test:8080"]
+    path = os.path.join(WORK, "policy-rotate.json")
+    with open(path, "w") as f:
+        json.dump(pol, f)
+    env = {"BRIG_EGRESS_LOG_KIB": "16"}  # 2 x 16 KiB: ~130 lines
+    burst = ("import urllib.request as u, urllib.error as e\n"
+             "for i in range(%d):\n"
+             "    try:\n"
+             "        u.urlopen('http://evil.test:8080/%%d' %% i, timeout=8)\n"
+             "    except e.HTTPError as x:\n"
+             "        assert x.code == 403, x.code\n"
+             "print('done')\n")
+    r = brig("--policy", path, code=burst % 10, timeout=120, extra_env=env)
+    assert r["verdict"] == "success" and r["stdout"] == "done\n", r
+    assert len(r["egress"]) == 10 and all(d["reason"] == "not-in-allowlist"
+                                          for d in r["egress"]), r["egress"]
+    r = brig("--policy", path, code=burst % 400, timeout=120, extra_env=env)
+    assert r["verdict"] == "success" and r["stdout"] == "done\n", r
+    assert r["egress"] is None, (len(r["egress"]), r["egress"][:2])
+    assert "egress decisions are unknown" in r["notice"], r["notice"]
+    assert "rotated past the box's start" in r["notice"], r["notice"]
+
+
 def test_gc_removes_idle_proxy():
     proxy, net = STATE["proxy"], STATE["network"]
     assert docker("inspect", "--type", "container", proxy).returncode == 0
@@ -634,6 +664,6 @@ if __name__ == "__main__":
               test_boxes_of_one_list_cannot_reach_each_other,
               test_outer_network_has_its_fixed_subnet, test_foreign_network_refused,
               test_explain_shows_egress, test_doctor_reports_egress,
-              test_gc_removes_idle_proxy])
+              test_rotated_log_is_not_a_complete_list, test_gc_removes_idle_proxy])
     finally:
         teardown()
