@@ -1,7 +1,8 @@
 /* dock_pool.c - prepared containers for the host's warm pool (brig-backend.h, ABI 1.1):
  *   prepare       create -> attach -> start, then stop: the interpreter waits on stdin
- *   run_prepared  code on stdin + half-close -> the I/O loop of dock_run.c (cap, deadline
- *                 from the hand-over, cancel) -> wait -> inspect
+ *   run_prepared  (egress: the same proxy, marked again) code on stdin + half-close -> the
+ *                 I/O loop of dock_run.c (cap, deadline from the hand-over, cancel) -> wait
+ *                 -> inspect (egress: the proxy's log lines of the box)
  *   discard       DELETE ?force=1&v=1, used or not
  * The flow itself is dock_run.c's (dock_run.h); this file only holds it across the calls.
  */
@@ -57,6 +58,15 @@ int dock_run_prepared(void *handle, const brig_spec *spec, const brig_run_contro
 		return plugin_fail(err, BRIG_E_UNAVAILABLE, 0,
 				   "prepared container %s is no longer waiting for its code",
 				   st->name);
+	/* BRIG_HAS_FIELD(spec, brig_spec, egress), spelt out as dock_run.c does */
+	const brig_egress *eg = spec->struct_size >= offsetof(brig_spec, egress) + sizeof(void *)
+					? spec->egress
+					: NULL;
+	if (eg && !dock_flow_egress_handover(st, eg))
+		return plugin_fail(err, BRIG_E_UNAVAILABLE, 0,
+				   "prepared container %s: its egress proxy %s is not the one it "
+				   "started with, or cannot be marked",
+				   st->name, eg->proxy_name);
 	st->spec = spec;
 	st->cancel_fd = -1;
 	if (ctl && ctl->struct_size >= offsetof(brig_run_control, cancel_fd) + sizeof(int))
@@ -67,6 +77,8 @@ int dock_run_prepared(void *handle, const brig_spec *spec, const brig_run_contro
 	st->deadline = st->t[P_HANDOVER] + spec->timeout_ms; /* the wall time starts now */
 	cleanup_error brig_error *e = NULL;
 	int r = dock_flow_collect(st, &e);
+	if (eg) /* the box is removed later (discard): its address is still its own */
+		dock_flow_egress_end(st, eg, &r, &e);
 	dock_flow_outcome(st, r, e, out);
 	st->spec = NULL;
 	st->cancel_fd = -1;

@@ -111,6 +111,13 @@ static json_object *json_answer(const char *what, const dock_response *resp, bri
 	return NULL;
 }
 
+static int64_t wall_now_ms(void)
+{
+	struct timespec wall;
+	clock_gettime(CLOCK_REALTIME, &wall);
+	return (int64_t)wall.tv_sec * 1000 + wall.tv_nsec / 1000000;
+}
+
 /* ---- create, attach, start ---------------------------------------------------------------- */
 
 static int create_refused(const run_state *st, const dock_response *resp, brig_error **err)
@@ -136,9 +143,7 @@ static int do_create(run_state *st, brig_error **err)
 	dock_response_init(&resp);
 	st->may_exist = true; /* even a timed-out create may have happened */
 	st->created = time(NULL);
-	struct timespec wall;
-	clock_gettime(CLOCK_REALTIME, &wall);
-	st->created_wall_ms = (int64_t)wall.tv_sec * 1000 + wall.tv_nsec / 1000000;
+	st->created_wall_ms = wall_now_ms();
 	int r = dock_request(st->eng.socket, "POST", path,
 			     json_object_to_json_string_ext(
 				     body, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE),
@@ -207,6 +212,7 @@ static void egress_address(run_state *st)
 		st->egress_addr = xstrdup(json_object_get_string(ip));
 		/* the proxy the box talks to: the one at the end must be the same, its log must
 		 * still hold the mark from before the box's first request */
+		st->egress_since_ms = wall_now_ms();
 		if (dock_egress_begin(s->egress, st->name, &st->egress_proxy) != 1)
 			plugin_log(
 				BRIG_LOG_WARN,
@@ -594,6 +600,44 @@ void dock_log_phases(const run_state *st, const char *what)
 	sb_free(&sb);
 }
 
+void dock_flow_egress_end(run_state *st, const brig_egress *eg, int *r, brig_error **e)
+{
+	int running = -1;
+	cleanup_free char *proxy = NULL;
+	st->egress_log =
+		dock_egress_log(eg, st->egress_addr, st->egress_since_ms, st->name,
+				st->egress_proxy != NULL, &running, &proxy, &st->egress_note);
+	/* the box's only way out went away under it: the sandbox failed, not the program.  A
+	 * proxy restarted or replaced meanwhile (another run found it gone and started one) is
+	 * that too: the box's connections through the old one were cut, and its log lines are
+	 * gone with it, so the run's decisions would be incomplete. */
+	if (*r < 0)
+		return;
+	if (running == 0)
+		*r = plugin_fail(e, BRIG_E_SANDBOX, 0,
+				 "the egress proxy %s stopped during the run: the program's "
+				 "requests after that failed (the next run starts it again)",
+				 eg->proxy_name);
+	else if (running == 1 && st->egress_proxy && strcmp(proxy, st->egress_proxy) != 0)
+		*r = plugin_fail(e, BRIG_E_SANDBOX, 0,
+				 "the egress proxy %s was restarted during the run: the "
+				 "program's connections through it were cut and its decisions "
+				 "before that are lost",
+				 eg->proxy_name);
+}
+
+bool dock_flow_egress_handover(run_state *st, const brig_egress *eg)
+{
+	if (!st->egress_addr || !st->egress_proxy)
+		return false;
+	cleanup_free char *proxy = NULL;
+	int64_t since = wall_now_ms();
+	if (dock_egress_begin(eg, st->name, &proxy) != 1 || strcmp(proxy, st->egress_proxy) != 0)
+		return false;
+	st->egress_since_ms = since;
+	return true;
+}
+
 void dock_flow_outcome(run_state *st, int r, const brig_error *e, brig_outcome *out)
 {
 	capture_to_outcome(&st->cap, &st->oc,
@@ -623,30 +667,8 @@ int dock_run(const brig_spec *spec, const brig_run_control *ctl, brig_outcome *o
 	}
 	if (r == 0)
 		r = dock_flow_collect(&st, &e);
-	int running = -1;
-	cleanup_free char *proxy = NULL;
 	if (st.egress_addr) /* before the delete frees its address for another box */
-		st.egress_log =
-			dock_egress_log(spec->egress, st.egress_addr, st.created_wall_ms, st.name,
-					st.egress_proxy != NULL, &running, &proxy, &st.egress_note);
-	/* the box's only way out went away under it: the sandbox failed, not the program.  A
-	 * proxy restarted or replaced meanwhile (another run found it gone and started one) is
-	 * that too: the box's connections through the old one were cut, and its log lines are
-	 * gone with it, so the run's decisions would be incomplete. */
-	if (r == 0 && st.egress_addr) {
-		if (running == 0)
-			r = plugin_fail(&e, BRIG_E_SANDBOX, 0,
-					"the egress proxy %s stopped during the run: the program's "
-					"requests after that failed (the next run starts it again)",
-					spec->egress->proxy_name);
-		else if (running == 1 && st.egress_proxy && strcmp(proxy, st.egress_proxy) != 0)
-			r = plugin_fail(
-				&e, BRIG_E_SANDBOX, 0,
-				"the egress proxy %s was restarted during the run: the "
-				"program's connections through it were cut and its decisions "
-				"before that are lost",
-				spec->egress->proxy_name);
-	}
+		dock_flow_egress_end(&st, spec->egress, &r, &e);
 	dock_flow_delete(&st);
 	st.t[P_DELETE] = st.may_exist ? now_ms() : 0;
 	if (st.t[P_CREATE])

@@ -50,7 +50,9 @@ typedef struct run_state {
 	size_t in_off;       /* code bytes written */
 	bool in_done;        /* stdin half-closed (or the box stopped reading) */
 	int64_t t[P_N];
-	int64_t created_wall_ms; /* wall clock at create, ms: where its proxy log lines begin */
+	int64_t created_wall_ms; /* wall clock at create, ms */
+	int64_t egress_since_ms; /* wall clock, ms, before the proxy's begin mark: the box's lines
+				  * are logged after it */
 	char *egress_addr;       /* with egress: the box's address on its internal network */
 	char *egress_proxy;      /* with egress: its proxy once the box ran (dock_egress_begin) */
 	char *egress_log;        /* with egress: the proxy's log lines of the box (outcome) */
@@ -65,6 +67,13 @@ int dock_flow_start(run_state *st, brig_error **err);
 int dock_flow_collect(run_state *st, brig_error **err);
 /* DELETE ?force=1&v=1 if the container may exist; a failure is logged */
 void dock_flow_delete(run_state *st);
+/* With egress, the box not deleted yet: its proxy's state and log lines (st->egress_log, or
+ * st->egress_note), and r set to a sandbox failure (in *e) when the proxy stopped or was
+ * replaced since the box's begin mark (r < 0 already: left as it is). */
+void dock_flow_egress_end(run_state *st, const brig_egress *eg, int *r, brig_error **e);
+/* Before a prepared box gets its code: the same proxy as at its start, marked again (the
+ * idle time may have rotated the first mark away); false: it must not run (cold instead). */
+bool dock_flow_egress_handover(run_state *st, const brig_egress *eg);
 /* Output, observations and, when r < 0, the sandbox's failure (e's message) into out. */
 void dock_flow_outcome(run_state *st, int r, const brig_error *e, brig_outcome *out);
 /* BRIG_DEBUG: "NAME <what> phases (ms): create 12 attach 1 ..." */

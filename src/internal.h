@@ -54,6 +54,9 @@ struct brig_ctx {
 /* run.c: one of the context's max_concurrent_runs slots (0, BRIG_E_BUSY, BRIG_E_CANCELLED) */
 int run_slot_take(brig_ctx *ctx, int cancel_fd, int wait_ms, brig_error **err);
 void run_slot_release(brig_ctx *ctx);
+/* run.c: the proxy of egress `e` is up and answering (its configuration written, the
+ * backend's egress_ensure): before a run's box, or a warm box, is started */
+int run_egress_up(const loaded_backend *lb, const brig_egress *e, brig_error **err);
 
 /* dispatch.c */
 /* The backend the policy selects (backend name / auto, isolation minimum); never a silent

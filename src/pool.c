@@ -350,9 +350,6 @@ static bool follow_backend(brig_pool *p)
 	else if (!BE_HOOK(lb->be, prepare) || !BE_HOOK(lb->be, run_prepared) ||
 		 !BE_HOOK(lb->be, discard))
 		why = xasprintf("backend %s cannot prepare containers", lb->be->name);
-	else if (p->ctx->policy->egress_allow && p->ctx->policy->egress_allow[0])
-		why = xstrdup("boxes with egress are not kept warm (each run makes sure of its "
-			      "proxy first)");
 	brig_error_free(e);
 	pthread_mutex_lock(&p->lock);
 	p->choosing = false;
@@ -403,6 +400,9 @@ static pool_entry *start_one(brig_pool *p, int lang, const ws_handle *ws, brig_e
 	}
 	void *handle = NULL;
 	int64_t t0 = now_ms();
+	/* a box with egress joins its proxy's network: the proxy first, as for a run */
+	if (r == 0 && spec->egress)
+		r = run_egress_up(lb, spec->egress, err);
 	if (r < 0 || lb->be->prepare(spec, &handle, err) < 0) {
 		spec_free(spec);
 		uid_lease_release(&lease);

@@ -231,15 +231,28 @@ static int write_config(const char *dir, const char *name, const char *text, bri
 /* The proxy of the box's allowlist is up and answering before the box exists: its
  * configuration written where the proxy mounts it, then the backend's egress_ensure.  A proxy
  * that cannot start is the sandbox's failure: the box never runs with other network. */
-static int egress_up(run_ctx *rc, brig_error **err)
+static int egress_up_locked(const loaded_backend *lb, const brig_egress *e, brig_error **err);
+
+/* One at a time in a process: concurrent runs and warm-pool starts that find no proxy would
+ * each create its networks and container, and all but one fail on the name (a warm pool of
+ * three languages did, measured).  A proxy that answers costs a look and a CONNECT (~5 ms). */
+int run_egress_up(const loaded_backend *lb, const brig_egress *e, brig_error **err)
 {
-	const brig_egress *e = rc->cold->egress;
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 	if (!e)
 		return 0;
+	pthread_mutex_lock(&lock);
+	int r = egress_up_locked(lb, e, err);
+	pthread_mutex_unlock(&lock);
+	return r;
+}
+
+static int egress_up_locked(const loaded_backend *lb, const brig_egress *e, brig_error **err)
+{
 	int64_t t0 = now_ms();
-	if (!BE_HOOK(rc->lb->be, egress_ensure))
+	if (!BE_HOOK(lb->be, egress_ensure))
 		return brig_fail(err, BRIG_E_SANDBOX, 0, "egress: backend %s cannot start proxies",
-				 rc->lb->be->name);
+				 lb->be->name);
 	if (mkdir(e->config_dir, 0755) < 0 && errno != EEXIST)
 		return brig_fail(err, BRIG_E_SANDBOX, errno, "egress: cannot create %s",
 				 e->config_dir);
@@ -251,12 +264,17 @@ static int egress_up(run_ctx *rc, brig_error **err)
 	if (r == 0)
 		r = write_config(e->config_dir, "hosts", e->hosts_file, err);
 	if (r == 0)
-		r = rc->lb->be->egress_ensure(e, err);
+		r = lb->be->egress_ensure(e, err);
 	if (r < 0)
 		brig_error_prefix(err, "egress proxy %s", e->proxy_name);
 	core_debug("run: egress proxy %s ready in %lld ms", e->proxy_name,
 		   (long long)(now_ms() - t0));
 	return r;
+}
+
+static int egress_up(run_ctx *rc, brig_error **err)
+{
+	return run_egress_up(rc->lb, rc->cold->egress, err);
 }
 
 static void run_box(run_ctx *rc, const brig_run_control *ctl)

@@ -29,6 +29,7 @@ import tempfile
 import time
 
 import brigtest
+import mcpclient
 from brigtest import (BACKEND, BRIG, backend_args, bridge_gateway, brig, docker, main,
                       running_box_of, skip)
 
@@ -457,6 +458,41 @@ def test_proxy_restarted_mid_run():
     assert "GET /after-restart" in upstream_log(UP), upstream_log(UP)  # it did work, though
 
 
+def test_warm_box_with_egress():
+    """brig mcp keeps boxes with egress warm.  A call in one is audited like a cold one (the
+    host marks the proxy's log at the hand-over; the lines of the box's address after it), and
+    a warm box whose proxy was restarted while it waited is not used: the call runs cold."""
+    with open(STATE["policy"]) as f:
+        pol = json.load(f)
+    pol["warm_pool"] = 1
+    path = os.path.join(WORK, "policy-warm.json")
+    with open(path, "w") as f:
+        json.dump(pol, f)
+    code = ("import urllib.request as u, urllib.error as e\n"
+            "print(u.urlopen('http://ok.test:8080/warm', timeout=8).status)\n"
+            "try:\n"
+            "    u.urlopen('http://other.test:8080/', timeout=8)\n"
+            "except e.HTTPError as x:\n"
+            "    print(x.code)\n")
+    want = [("ok.test", 8080, True), ("other.test", 8080, False)]
+    m = mcpclient.brig_mcp(BRIG, *backend_args(), "--policy", path, stderr=subprocess.DEVNULL)
+    try:
+        for pooled in (True, False):
+            m.wait_pool({"python": 1}, timeout=180)
+            if not pooled:  # the idle box started with the proxy before this one
+                assert docker("restart", STATE["proxy"]).returncode == 0
+            r = m.run_code("python", code, timeout_seconds=30)
+            assert r["verdict"] == "success" and r["stdout"] == "200\n403\n", r
+            assert r["pooled"] is pooled, r
+            assert [(d["host"], d["port"], d["allowed"]) for d in r["egress"]] == want, \
+                r["egress"]
+            with open(STATE["audit"]) as f:
+                mine = [json.loads(x) for x in f if r["container"] in x]
+            assert len(mine) == 1 and mine[0]["egress_decisions"] == r["egress"], mine
+    finally:
+        m.close()
+
+
 NODE_PROBE = r'''
 const out = {};
 async function get(k, url) {
@@ -660,7 +696,7 @@ if __name__ == "__main__":
         main([test_allowed_and_refused, test_wildcard_and_https, test_no_dns_no_direct_path,
               test_audit_and_access_log, test_decisions_joined_into_result_and_audit,
               test_no_request_no_decision, test_node_fetch_through_the_proxy,
-              test_proxy_dies_mid_run, test_proxy_restarted_mid_run,
+              test_proxy_dies_mid_run, test_proxy_restarted_mid_run, test_warm_box_with_egress,
               test_boxes_of_one_list_cannot_reach_each_other,
               test_outer_network_has_its_fixed_subnet, test_foreign_network_refused,
               test_explain_shows_egress, test_doctor_reports_egress,
