@@ -103,8 +103,9 @@ typedef struct brig_outcome {
 
 	/* ---- appended in ABI 2.3: egress ---- */
 	/* A box with egress: the proxy's access log lines of this box (those whose client is the
-	 * box's address on the internal network, from its creation to its end), each ending in
-	 * "\n"; "" when it made no request; NULL when they could not be read. */
+	 * box's address on the internal network, from the backend's mark in the log before the
+	 * box got its code to its end), each ending in "\n"; "" when it made no request; NULL when
+	 * they cannot be known (egress_note says why). */
 	char *egress_log;
 	/* Why egress_log is NULL (the proxy did not answer, its log rotated past the box's
 	 * start...), for the result's notice; NULL otherwise. */

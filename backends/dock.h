@@ -97,16 +97,19 @@ int dock_egress_gc(int idle_seconds, int *removed, brig_error **err);
 /* At a box's start, before its program has a byte of code: is the proxy of `e` running (1:
  * *instance is "ID@StartedAt", malloc'ed; another value at the end means it was restarted or
  * replaced in between), gone or stopped (0), or cannot the engine tell (-1)?  When running, a
- * request of the host's naming `mark` (the box's name) + ".begin" goes into its log first. */
-int dock_egress_begin(const brig_egress *e, const char *mark, char **instance);
+ * request of the host's goes into its log first, naming *mark (malloc'ed): the box's name and
+ * random digits the box never sees, so that no request of the box's can pass for it.  1 only
+ * when both are done. */
+int dock_egress_begin(const brig_egress *e, const char *name, char **instance, char **mark);
 /* At the box's end: the proxy's access log lines whose client is `addr`, logged since
- * since_wall_ms (ms since the epoch) and before a request of the host's naming `mark`,
- * "\n"-terminated ("" when none); NULL (warned) when the log cannot be read to that mark, or,
- * with `begun` (dock_egress_begin's mark was logged), when the log no longer holds that mark:
- * it rotated past the box's start and lines of the box's may be lost.  *running and *instance
- * as dock_egress_begin's, from the same look at the proxy; *why (malloc'ed) says why NULL. */
+ * since_wall_ms (ms since the epoch), after the begin `mark` and before an end mark of the
+ * host's, "\n"-terminated ("" when none).  NULL when there was no begin mark, when the log
+ * cannot be read to the end mark, or when it no longer holds the begin mark (it rotated past
+ * the box's start: lines of the box's may be lost); then *why (malloc'ed) says why.  *running
+ * and *instance as dock_egress_begin's, from the same look at the proxy. */
 char *dock_egress_log(const brig_egress *e, const char *addr, int64_t since_wall_ms,
-		      const char *mark, bool begun, int *running, char **instance, char **why);
+		      const char *name, const char *mark, int *running, char **instance,
+		      char **why);
 
 /* A Docker container name ([A-Za-z0-9][A-Za-z0-9_.-]*): safe in a URL path as it is. */
 bool dock_valid_name(const char *s);

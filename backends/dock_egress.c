@@ -18,6 +18,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -234,7 +235,7 @@ static json_object *proxy_body(const brig_egress *e)
 	json_object *lc = json_object_new_object(), *lco = json_object_new_object();
 	json_object_object_add(lc, "Type", json_object_new_string("json-file"));
 	long kib = EG_LOG_KIB;
-	const char *v = getenv("BRIG_EGRESS_LOG_KIB");
+	const char *v = secure_getenv("BRIG_EGRESS_LOG_KIB");
 	if (v && !parse_long(v, EG_LOG_KIB_MIN, (long)(EG_LOG_MAX >> 11), &kib))
 		kib = EG_LOG_KIB;
 	cleanup_free char *size = xasprintf("%ldk", kib);
@@ -433,17 +434,33 @@ static int proxy_running(const brig_egress *e, char *addr, size_t addr_len, char
 	return st == 1 && *instance ? 1 : st == 0 || st == -2 ? 0 : -1;
 }
 
-int dock_egress_begin(const brig_egress *e, const char *mark, char **instance)
+/* NAME.WHAT.<16 random hex digits>: a mark in the proxy's log that only the host can write
+ * (the box knows its name, not the digits); NULL if the kernel gives no random bytes. */
+static char *new_mark(const char *name, const char *what)
+{
+	uint8_t r[8];
+	if (getrandom(r, sizeof r, 0) != (ssize_t)sizeof r)
+		return NULL;
+	return xasprintf("%s.%s.%02x%02x%02x%02x%02x%02x%02x%02x", name, what, r[0], r[1], r[2],
+			 r[3], r[4], r[5], r[6], r[7]);
+}
+
+int dock_egress_begin(const brig_egress *e, const char *name, char **instance, char **mark)
 {
 	char outer[64] = "";
+	*mark = NULL;
 	int running = proxy_running(e, outer, sizeof outer, instance);
-	cleanup_free char *begin = xasprintf("%s.begin", mark);
-	if (running == 1 && (!outer[0] || !proxy_answers(outer, e->proxy_port, begin))) {
+	if (running != 1)
+		return running;
+	*mark = new_mark(name, "begin");
+	if (!*mark || !outer[0] || !proxy_answers(outer, e->proxy_port, *mark)) {
 		free(*instance); /* no mark: dock_egress_log cannot tell a rotated log */
 		*instance = NULL;
+		free(*mark);
+		*mark = NULL;
 		return -1;
 	}
-	return running;
+	return 1;
 }
 
 /* ---- the audit: a box's decisions --------------------------------------------------------- */
@@ -548,21 +565,27 @@ static bool read_log(const brig_egress *e, int64_t since_wall_ms, capture *c)
  * this.  The host then sends the proxy a request of its own naming `mark` (refused and logged,
  * after the box's), and reads the log until that line is there: the box's lines are all in. */
 char *dock_egress_log(const brig_egress *e, const char *addr, int64_t since_wall_ms,
-		      const char *mark, bool begun, int *running, char **instance, char **why_out)
+		      const char *name, const char *mark, int *running, char **instance,
+		      char **why_out)
 {
 	char outer[64] = "";
-	cleanup_free char *needle = xasprintf(BRIG_EGRESS_HEALTH_HOST "/%s ", mark);
-	cleanup_free char *begin = xasprintf(BRIG_EGRESS_HEALTH_HOST "/%s.begin ", mark);
+	cleanup_free char *end_mark = new_mark(name, "end");
+	cleanup_free char *needle =
+		xasprintf(BRIG_EGRESS_HEALTH_HOST "/%s ", end_mark ? end_mark : "");
+	cleanup_free char *begin = xasprintf(BRIG_EGRESS_HEALTH_HOST "/%s ", mark ? mark : "");
 	const char *why = "the proxy did not answer the host's mark";
 	*running = proxy_running(e, outer, sizeof outer, instance);
-	if (*running == 1 && outer[0] && proxy_answers(outer, e->proxy_port, mark)) {
+	if (!mark)
+		why = "the host could not mark it at the box's start";
+	else if (*running == 1 && outer[0] && end_mark &&
+		 proxy_answers(outer, e->proxy_port, end_mark)) {
 		why = "the host's mark did not reach it";
 		for (int64_t end = mono_ms() + EG_LOG_WAIT_MS; mono_ms() < end;) {
 			capture c;
 			capture_init(&c, EG_LOG_MAX);
 			bool ok = read_log(e, since_wall_ms, &c);
 			if (ok && c.out.data &&
-			    memmem(c.out.data, c.out.len, needle, strlen(needle)) && begun &&
+			    memmem(c.out.data, c.out.len, needle, strlen(needle)) &&
 			    !memmem(c.out.data, c.out.len, begin, strlen(begin))) {
 				/* json-file dropped its older file since the box started */
 				why = "it rotated past the box's start (the box's lines may be "

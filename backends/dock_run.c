@@ -62,6 +62,7 @@ void dock_state_free(run_state *st)
 	sb_free(&st->early);
 	free(st->egress_addr);
 	free(st->egress_proxy);
+	free(st->egress_mark);
 	free(st->egress_log);
 	free(st->egress_note);
 	capture_free(&st->cap);
@@ -213,7 +214,8 @@ static void egress_address(run_state *st)
 		/* the proxy the box talks to: the one at the end must be the same, its log must
 		 * still hold the mark from before the box's first request */
 		st->egress_since_ms = wall_now_ms();
-		if (dock_egress_begin(s->egress, st->name, &st->egress_proxy) != 1)
+		if (dock_egress_begin(s->egress, st->name, &st->egress_proxy, &st->egress_mark) !=
+		    1)
 			plugin_log(
 				BRIG_LOG_WARN,
 				"%s: its proxy %s could not be inspected or marked: a restart of "
@@ -604,9 +606,8 @@ void dock_flow_egress_end(run_state *st, const brig_egress *eg, int *r, brig_err
 {
 	int running = -1;
 	cleanup_free char *proxy = NULL;
-	st->egress_log =
-		dock_egress_log(eg, st->egress_addr, st->egress_since_ms, st->name,
-				st->egress_proxy != NULL, &running, &proxy, &st->egress_note);
+	st->egress_log = dock_egress_log(eg, st->egress_addr, st->egress_since_ms, st->name,
+					 st->egress_mark, &running, &proxy, &st->egress_note);
 	/* the box's only way out went away under it: the sandbox failed, not the program.  A
 	 * proxy restarted or replaced meanwhile (another run found it gone and started one) is
 	 * that too: the box's connections through the old one were cut, and its log lines are
@@ -631,9 +632,15 @@ bool dock_flow_egress_handover(run_state *st, const brig_egress *eg)
 	if (!st->egress_addr || !st->egress_proxy)
 		return false;
 	cleanup_free char *proxy = NULL;
+	char *mark = NULL;
 	int64_t since = wall_now_ms();
-	if (dock_egress_begin(eg, st->name, &proxy) != 1 || strcmp(proxy, st->egress_proxy) != 0)
+	if (dock_egress_begin(eg, st->name, &proxy, &mark) != 1 ||
+	    strcmp(proxy, st->egress_proxy) != 0) {
+		free(mark);
 		return false;
+	}
+	free(st->egress_mark);
+	st->egress_mark = mark;
 	st->egress_since_ms = since;
 	return true;
 }

@@ -55,6 +55,7 @@ typedef struct run_state {
 				  * are logged after it */
 	char *egress_addr;       /* with egress: the box's address on its internal network */
 	char *egress_proxy;      /* with egress: its proxy once the box ran (dock_egress_begin) */
+	char *egress_mark;       /* with egress: the host's begin mark in that proxy's log */
 	char *egress_log;        /* with egress: the proxy's log lines of the box (outcome) */
 	char *egress_note;       /* with egress: why they are unknown (outcome) */
 } run_state;

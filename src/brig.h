@@ -277,8 +277,12 @@ BRIG_PUBLIC struct json_object *brig_status_object(brig_ctx *ctx);
  *  this language cannot use it)|null, "error"|null}]} */
 BRIG_PUBLIC struct json_object *brig_images_object(brig_ctx *ctx);
 
-/* Remove every container labelled brig whose owning brig process is gone.  Returns the count. */
+/* Remove every container labelled brig whose owning brig process is gone, the workspaces whose
+ * idle TTL or lifetime is over, and idle egress proxies.  The count in *removed. */
 BRIG_PUBLIC int brig_gc(brig_ctx *ctx, int *removed, brig_error **err);
+/* Only the first part of brig_gc: the boxes of brig processes that are gone (what `brig mcp`'s
+ * reaper does when its server was killed).  The count in *removed. */
+BRIG_PUBLIC int brig_reap(brig_ctx *ctx, int *removed, brig_error **err);
 
 /* ---- workspaces ---------------------------------------------------------------------------
  * Files that live across runs (brig(1), WORKSPACES): a tmpfs volume with the policy's size and

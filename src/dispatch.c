@@ -499,19 +499,33 @@ static void egress_config_gc(const loaded_backend *eb, long idle_s)
 	closedir(d);
 }
 
-int brig_gc(brig_ctx *ctx, int *removed, brig_error **err)
+/* The first available backend that can list and remove boxes, or NULL (an error set). */
+static loaded_backend *gc_backend(brig_ctx *ctx, brig_error **err)
 {
-	*removed = 0;
-	loaded_backend *lb = NULL;
-	for (size_t i = 0; i < ctx->n_backends && !lb; i++) {
+	for (size_t i = 0; i < ctx->n_backends; i++) {
 		loaded_backend *c = &ctx->backends[i];
 		if (BE_HOOK(c->be, list_labelled) && BE_HOOK(c->be, remove) &&
 		    probe_backend(ctx, c, NULL))
-			lb = c;
+			return c;
 	}
+	brig_fail(err, BRIG_E_UNAVAILABLE, 0,
+		  "no available backend can list containers (is dockerd running?)");
+	return NULL;
+}
+
+int brig_reap(brig_ctx *ctx, int *removed, brig_error **err)
+{
+	*removed = 0;
+	loaded_backend *lb = gc_backend(ctx, err);
+	return lb ? reap_orphans(ctx, lb, removed, err) : BRIG_E_UNAVAILABLE;
+}
+
+int brig_gc(brig_ctx *ctx, int *removed, brig_error **err)
+{
+	*removed = 0;
+	loaded_backend *lb = gc_backend(ctx, err);
 	if (!lb)
-		return brig_fail(err, BRIG_E_UNAVAILABLE, 0,
-				 "no available backend can list containers (is dockerd running?)");
+		return BRIG_E_UNAVAILABLE;
 	int r = reap_orphans(ctx, lb, removed, err);
 	int ended = 0;
 	if (r == 0)

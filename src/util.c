@@ -276,17 +276,22 @@ int proc_stat_starttime(const char *stat_text, unsigned long long *out)
 		return -1;
 	p++;
 	/* a zombie (Z) or dead (X) process runs nothing: for brig it is gone (a SIGKILLed brig
-	 * stays a zombie until its parent reaps it, and its boxes are orphans already) */
+	 * stays a zombie until its parent reaps it, and its boxes are orphans already) - unless
+	 * it is a thread group leader that called pthread_exit while other threads run on */
 	const char *state = p + strspn(p, " ");
-	if (*state == 'Z' || *state == 'X')
-		return -1;
+	bool zombie = *state == 'Z' || *state == 'X';
+	long threads = 0;
 	for (int field = 3; field < 22; field++) {
 		p += strspn(p, " ");
 		size_t n = strcspn(p, " \n");
 		if (n == 0)
 			return -1;
+		if (field == 20) /* num_threads */
+			threads = strtol(p, NULL, 10);
 		p += n;
 	}
+	if (zombie && threads <= 1)
+		return -1;
 	p += strspn(p, " ");
 	if (*p < '0' || *p > '9')
 		return -1;

@@ -9,8 +9,9 @@
  * SIGKILL (the TypeScript SDKs: 2 s each).  Removing boxes cannot always be done by then: a
  * box the engine is still starting cannot be removed before its start ends (seconds for gVisor
  * on a busy host).  So a reaper, a child forked before any thread, waits for the server to
- * exit; unless the server says it removed everything itself, it removes every box whose brig
- * is gone (brig_gc) at once, instead of leaving them for the next brig to start.
+ * exit; unless the server ended through its own shutdown (which removes its boxes; one whose
+ * removal failed there is left to the next brig), it removes every box whose brig is gone
+ * (brig_reap) at once, instead of leaving them for the next brig to start.
  */
 #include "config.h"
 
@@ -26,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -66,10 +68,10 @@ static int install_signals(int fds[2])
 
 /* ---- the reaper ------------------------------------------------------------------------ */
 
-#define REAPER_CLEAN        'c'  /* the server removed its boxes itself: nothing to do */
+#define REAPER_CLEAN        'c'  /* the server's own shutdown removed its boxes */
 #define REAPER_PASS_MS      1000 /* a box whose create was in flight may appear a moment later */
 #define REAPER_PASSES       10
-#define REAPER_QUIET_PASSES 2 /* done after this many passes in a row removed nothing */
+#define REAPER_QUIET_PASSES 3 /* done after this many passes in a row removed nothing */
 
 static _Noreturn void reaper_main(brig_ctx *ctx, int fd)
 {
@@ -84,17 +86,29 @@ static _Noreturn void reaper_main(brig_ctx *ctx, int fd)
 	sigaction(SIGPIPE, &sa, NULL);
 	shutdown_pipe_w = -1;
 	(void)prctl(PR_SET_NAME, "brig-reaper", 0, 0, 0);
-	/* the client's pipes must see EOF when the server exits: hold none of them */
+	/* the client's pipes must see EOF when the server exits: hold none of them.  The pipe
+	 * first goes above 2 (it may be one of 0-2 if brig was started with them closed). */
+	fd = fcntl(fd, F_DUPFD_CLOEXEC, 10);
 	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
-	if (null < 0)
+	if (fd < 0 || null < 0)
 		_exit(1);
 	(void)dup2(null, STDIN_FILENO);
 	(void)dup2(null, STDOUT_FILENO);
 	if (!getenv("BRIG_DEBUG"))
 		(void)dup2(null, STDERR_FILENO);
-	if (fd != 3 && dup2(fd, 3) < 0) /* (null may have been 3: it is not needed any more) */
+	if (dup2(fd, 3) < 0) /* (null may have been 3: it is not needed any more) */
 		_exit(1);
-	close_range(4, ~0U, 0);
+#ifdef HAVE_CLOSE_RANGE
+	if (close_range(4, ~0U, 0) < 0)
+#endif
+	{
+		struct rlimit rl;
+		int max = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < 65536
+				  ? (int)rl.rlim_cur
+				  : 65536;
+		for (int i = 4; i < max; i++)
+			(void)close(i);
+	}
 	char c = 0;
 	ssize_t n;
 	do
@@ -109,8 +123,8 @@ static _Noreturn void reaper_main(brig_ctx *ctx, int fd)
 			usleep(REAPER_PASS_MS * 1000);
 		int removed = 0;
 		brig_error *e = NULL;
-		if (brig_gc(ctx, &removed, &e) < 0)
-			cli_error("mcp reaper: %s", e && e->message ? e->message : "gc failed");
+		if (brig_reap(ctx, &removed, &e) < 0)
+			cli_error("mcp reaper: %s", e && e->message ? e->message : "reap failed");
 		else if (removed)
 			cli_error("mcp reaper: removed %d box(es) the server left", removed);
 		brig_error_free(e);

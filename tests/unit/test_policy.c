@@ -1998,9 +1998,12 @@ static void test_parse_starttime(void)
 	CU_ASSERT_EQUAL(
 		proc_stat_starttime("1 (x) S 1 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 12x", &st), -1);
 	CU_ASSERT_EQUAL(proc_stat_starttime(NULL, &st), -1);
-	/* a zombie runs nothing: its brig is gone, whatever its start time */
+	/* a zombie runs nothing: its brig is gone, whatever its start time; a zombie leader
+	 * whose other threads run on (pthread_exit) is alive */
 	CU_ASSERT_EQUAL(
 		proc_stat_starttime("7 (sh) Z 1 7 7 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 42", &st), -1);
+	CU_ASSERT_EQUAL(
+		proc_stat_starttime("7 (sh) Z 1 7 7 0 -1 0 0 0 0 0 0 0 0 0 20 0 3 0 42", &st), 0);
 	CU_ASSERT_EQUAL(
 		proc_stat_starttime("7 (a) Z) R 1 7 7 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 42", &st), 0);
 	CU_ASSERT_TRUE(self_starttime() > 0);
