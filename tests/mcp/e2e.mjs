@@ -271,12 +271,29 @@ await test('8 concurrent calls are all answered correctly', async () => {
 
 await test('close: the server exits and leaves no container behind', async () => {
   const pid = transport.pid;
-  const p = client.callTool({
-    name: 'run_code',
-    arguments: { language: 'shell', code: 'sleep 20', timeout_seconds: 25 },
-  });
+  // The call takes a warm box, so its code runs at once and the close's cancel ends it at once
+  // (and its audit line is written): a cold box's start cannot be cut short, and the SDK
+  // SIGKILLs a server still busy 4 s after the close (then the reaper removes the boxes, but
+  // the call's line, of code that never reached a box, is not written).
+  await waitFor(
+    async () => {
+      const st = (await client.callTool({ name: 'sandbox_status', arguments: {} }))
+        .structuredContent;
+      return (st.pool?.languages?.shell?.idle ?? 0) >= 1;
+    },
+    bound(60000),
+    'a warm shell box',
+  );
+  let started = false;
+  const p = client.callTool(
+    { name: 'run_code', arguments: { language: 'shell', code: 'sleep 20', timeout_seconds: 25 } },
+    undefined,
+    { onprogress: (n) => { started ||= n.progress >= 2; } },
+  );
   p.catch(() => {});
-  await waitFor(() => containersOf(pid).length > 0, 20000, 'the container to start');
+  await waitFor(() => started, bound(20000), 'the call to start');
+  await sleep(1000); // the warm box has its code
+  assert.ok(containersOf(pid).length > 0);
   runs.push({ code: 'sleep 20', verdict: 'cancelled' });
   const t0 = Date.now();
   await client.close();
