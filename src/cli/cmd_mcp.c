@@ -117,7 +117,7 @@ static _Noreturn void reaper_main(brig_ctx *ctx, int fd)
 	if (n == 1 && c == REAPER_CLEAN)
 		_exit(0);
 	/* The server died first.  Its in-flight engine calls still complete: a pass every second
-	 * until two in a row find nothing. */
+	 * until three in a row find nothing. */
 	for (int pass = 0, quiet = 0; pass < REAPER_PASSES && quiet < REAPER_QUIET_PASSES; pass++) {
 		if (pass)
 			usleep(REAPER_PASS_MS * 1000);
