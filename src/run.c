@@ -277,6 +277,14 @@ static int egress_up(run_ctx *rc, brig_error **err)
 	return run_egress_up(rc->lb, rc->cold->egress, err);
 }
 
+/* Append `text` to the result's notice ("; " between two). */
+static void notice_add(run_ctx *rc, const char *text)
+{
+	char *n = rc->notice ? xasprintf("%s; %s", rc->notice, text) : xstrdup(text);
+	free(rc->notice);
+	rc->notice = n;
+}
+
 static void run_box(run_ctx *rc, const brig_run_control *ctl)
 {
 	brig_outcome o = { .struct_size = sizeof o, .exit_code = -1 };
@@ -302,12 +310,8 @@ static void run_box(run_ctx *rc, const brig_run_control *ctl)
 	if (rc->spec->egress &&
 	    o.egress_log) /* the proxy's decisions, for the model and the audit */
 		rc->res.egress = egress_decisions(o.egress_log);
-	else if (rc->spec->egress && o.egress_note) { /* null decisions say why, in the notice */
-		char *n = rc->notice ? xasprintf("%s; %s", rc->notice, o.egress_note)
-				     : xstrdup(o.egress_note);
-		free(rc->notice);
-		rc->notice = n;
-	}
+	else if (rc->spec->egress && o.egress_note) /* null decisions say why, in the notice */
+		notice_add(rc, o.egress_note);
 	outcome_clear(&o);
 }
 
@@ -377,14 +381,8 @@ static int prepare_run(run_ctx *rc, brig_timeout_mode mode, bool cancellable, br
 			      "backend %s cannot honour this box: it lacks support for %s",
 			      rc->lb->be->name, names);
 	}
-	if (r == 0 && fallback) {
-		char *n = rc->notice ? xasprintf("%s; %s", rc->notice, fallback) : fallback;
-		if (rc->notice)
-			free(fallback);
-		free(rc->notice);
-		rc->notice = n;
-		fallback = NULL;
-	}
+	if (r == 0 && fallback)
+		notice_add(rc, fallback);
 	free(fallback);
 	return r;
 }
