@@ -24,7 +24,6 @@
 #define WAIT_SLICE_MS 1000L  /* wait is re-issued in slices so cancel and deadline stay live */
 #define INSPECT_MS    10000L
 #define DELETE_MS     30000L
-#define OOM_EVENT_MS  1000L /* how long the engine's OOM event may trail the exit */
 #define OOM_POLL_MS   100L
 
 enum kill_reason { KILL_TIMEOUT, KILL_OUTPUT, KILL_CANCEL, KILL_PROTOCOL };
@@ -473,10 +472,10 @@ static int oom_event_logged(run_state *st, brig_error **err)
  * load it can trail the exit (measured with gVisor, whose whole sandbox the host's OOM killer
  * ends: 4 of 24 concurrent sandboxes, the event 18-88 ms after the exit), and the state then
  * says false for good.  The event is in the engine's log all the same, as the docker-cli backend
- * reads it: a SIGKILL that brig did not send is looked up there, for up to OOM_EVENT_MS. */
+ * reads it: a SIGKILL that brig did not send is looked up there, for up to DOCK_OOM_EVENT_MS. */
 static void late_oom_event(run_state *st)
 {
-	int64_t end = now_ms() + OOM_EVENT_MS;
+	int64_t end = now_ms() + DOCK_OOM_EVENT_MS;
 	int r;
 	for (;;) {
 		cleanup_error brig_error *e = NULL;

@@ -138,13 +138,19 @@ static int cli_remove(const char *name, brig_error **err)
 	return r;
 }
 
-/* Did the engine report an OOM kill for this container since `since` (unix seconds)?  The
- * events log outlives the container that --rm removed. */
-static int cli_oom_event(const char *name, time_t since, bool *oom, brig_error **err)
+/* Did the engine report an OOM kill for this container between `since` (unix seconds) and
+ * wait_ms from now?  The events log outlives the container that --rm removed; `docker events`
+ * with an --until still ahead streams until then. */
+static int cli_oom_event(const char *name, time_t since, long wait_ms, bool *oom, brig_error **err)
 {
-	char since_s[32], until_s[32];
+	struct timespec now;
+	clock_gettime(CLOCK_REALTIME, &now);
+	long long until_ns =
+		(long long)now.tv_sec * 1000000000LL + now.tv_nsec + wait_ms * 1000000LL;
+	char since_s[32], until_s[48];
 	snprintf(since_s, sizeof since_s, "%lld", (long long)since - 1);
-	snprintf(until_s, sizeof until_s, "%lld", (long long)time(NULL) + 1);
+	snprintf(until_s, sizeof until_s, "%lld.%09lld", until_ns / 1000000000LL,
+		 until_ns % 1000000000LL);
 	cleanup_free char *filter = xasprintf("container=%s", name);
 	char *argv[] = { (char *)docker(), "events",      "--since", since_s,    "--until",
 			 until_s,          "--filter",    filter,    "--filter", "event=oom",
@@ -322,10 +328,16 @@ static int settle(cli_run *cr, int client_status, time_t started, brig_error **e
 					   msg + 8);
 	}
 	/* Only a failed run can have been ended by the memory limit (capture.c); the events query
-	 * costs a client process, so a successful run does not pay for it. */
-	if (client_status != 0)
-		return cli_oom_event(cr->spec->name, started, &oc->oom_killed, err);
-	return 0;
+	 * costs a client process, so a successful run does not pay for it.  The events logged so
+	 * far come at once; under load the OOM event can trail the exit (dock_run.c measured it
+	 * for the Engine API), so a SIGKILL brig did not send waits for it up to DOCK_OOM_EVENT_MS.
+	 */
+	if (client_status == 0)
+		return 0;
+	int r = cli_oom_event(cr->spec->name, started, 0, &oc->oom_killed, err);
+	if (r == 0 && !oc->oom_killed && client_status == 137)
+		r = cli_oom_event(cr->spec->name, started, DOCK_OOM_EVENT_MS, &oc->oom_killed, err);
+	return r;
 }
 
 static int cli_run_spec(const brig_spec *spec, const brig_run_control *ctl, brig_outcome *out,
