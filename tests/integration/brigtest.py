@@ -10,6 +10,7 @@ and printed with its reason, never a silent pass; scripts/test-all fails on a sk
 expect.  The brig under test is $BRIG (the build's ./brig) with $BRIG_BACKEND_DIR pointing at
 the built plugins; the backend comes from $BRIG_TEST_BACKEND.
 """
+import contextlib
 import json
 import os
 import subprocess
@@ -355,6 +356,20 @@ def hold_locks():
         f = open(path, "a")
         fcntl.flock(f, fcntl.LOCK_EX)
         _locks.append(f)
+
+
+@contextlib.contextmanager
+def exclusive(name):
+    """Hold the lock NAME for one test's heavy part, so that two suites running in parallel
+    (make -j) do not overlap it.  Taken inside a suite's own locks, never before them."""
+    import fcntl
+    path = os.path.join(os.environ.get("top_builddir", "."), "tests", "integration", f"{name}.lock")
+    with open(path, "a") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
 
 
 def main(tests):
