@@ -280,12 +280,12 @@ def _():
 
 # memory_mb.  Keep this one last: under gVisor the memory limit covers the sandbox's own
 # kernel too, and reaching it ends the whole box, so nothing after it would be printed.
-@attempt("allocate 2 GiB of memory")
+@attempt("allocate 1 GiB of memory")
 def _():
     # in a child, so the kernel's OOM kill of it does not end this report
     pid = os.fork()
     if pid == 0:
-        b = bytearray(2 << 30)
+        b = bytearray(1 << 30)
         b[::4096] = b"\1" * len(b[::4096])
         os._exit(0)
     _, status = os.waitpid(pid, 0)

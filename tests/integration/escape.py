@@ -69,9 +69,9 @@ GVISOR = BACKEND == "gvisor" or ISOLATION == "gvisor"
 ATTEMPTS = {"escape_attempts.py": 22, "escape_attempts.js": 21, "escape_attempts.sh": 27}
 # Each script's memory attempt.  It must be the last one: under gVisor reaching the limit ends the
 # whole sandbox, and with it every line that would come after.
-MEMORY_ATTEMPT = {"escape_attempts.py": "allocate 2 GiB of memory",
-                  "escape_attempts.js": "allocate 2 GiB of memory (in a child)",
-                  "escape_attempts.sh": "allocate 1 GiB of memory (awk)"}
+MEMORY_ATTEMPT = {"escape_attempts.py": "allocate 1 GiB of memory",
+                  "escape_attempts.js": "allocate 1 GiB of memory (in a child)",
+                  "escape_attempts.sh": "allocate 512 MiB of memory (awk)"}
 # Attempts that WORK on a backend and that brig cannot close there:
 # {backend: {script: {attempt: reason}}}.
 # Asserted exactly both ways (see the module comment).  The wording follows `brig doctor` and

@@ -286,7 +286,7 @@ SECCOMP_LINES = ("mount", "unshare", "ptrace", "keyring", "mknod", "set the cloc
 def test_escape_attempts_all_blocked():
     """examples/escape_attempts.py: with brig's profile every line says BLOCKED; the ptrace line
     is the one the engine's default leaves open.  Under gVisor only the lines the profile answers
-    are asserted, without the 2 GiB attempt: the sandbox's own OOM kill ends the whole run there
+    are asserted, without the 1 GiB attempt: the sandbox's own OOM kill ends the whole run there
     (the escape suite covers gVisor's other differences)."""
     path = os.path.join(TOP, "examples", "escape_attempts.py")
     if not os.path.exists(path):
@@ -296,7 +296,7 @@ def test_escape_attempts_all_blocked():
     if GVISOR:
         code = re.sub(r'@attempt\("allocate .*?(?=^holes = )', "", code, flags=re.S | re.M)
     r = brig("-t", "25", code=code, timeout=120)
-    # exit 0; the verdict may be "oom": the 2 GiB child's OOM kill marks the container OOMKilled
+    # exit 0; the verdict may be "oom": the 1 GiB child's OOM kill marks the container OOMKilled
     assert r["exit_code"] == 0 and r["verdict"] in ("success", "oom"), r
     lines = [l for l in r["stdout"].splitlines() if l.startswith(("OK", "BLOCKED"))]
     assert len(lines) > 20, r
