@@ -117,10 +117,12 @@ int64_t spec_engine_pids_limit(const brig_policy *p, int64_t guest, int isolatio
  * under gVisor, the witness of the program's own exit status.  When gVisor's kernel (the
  * sentry) panics - at the latest when the sandbox's host tasks reach the engine's pids limit -
  * runsc exits 2 and the rest of the output is lost: nothing in the engine's state tells it from
- * a program that exits 2 (both are ExitCode 2, State.Error empty, the same events).  So under
- * gVisor brig-init prints a marker on stderr exactly when the program itself exited 2;
- * spec_finish_outcome takes the line out again. */
-#define MARKER_SUFFIX ":exited-2"
+ * a program that exits 2 (both are ExitCode 2, State.Error empty, the same events).  Nor is a
+ * sentry that died some other way (exit 137 once in CI, at the same pids limit) told from a
+ * program that exits 137.  So under gVisor brig-init prints a marker on stderr when the
+ * program has ended, whatever its status; spec_finish_outcome takes the line out again, and a
+ * failed box without it is the sandbox's failure, not the program's. */
+#define MARKER_SUFFIX ":exited"
 
 static void init_wrap(brig_spec *s, const spec_target *t)
 {
@@ -210,11 +212,11 @@ char *spec_describe_traits(const brig_spec *s)
 		  "run's limit,\n#   read from the first line of stdin), then the program\n",
 		  SPEC_INIT_PATH, SPEC_BOX_GRACE_MS);
 	if (s->exit_marker)
-		sb_printf(
-			&sb,
-			"# brig-init prints \"%s\" on stderr when the program itself exits 2\n"
-			"#   (brig takes it out); exit 2 without it is gVisor's kernel crashing\n",
-			s->exit_marker);
+		sb_printf(&sb,
+			  "# brig-init prints \"%s\" on stderr when the program has ended\n"
+			  "#   (brig takes it out); a failed box without it is gVisor's kernel "
+			  "crashing\n",
+			  s->exit_marker);
 	if (s->nproc > 0)
 		sb_printf(&sb, "# processes: RLIMIT_NPROC %lld (the program's %lld + brig-init)\n",
 			  (long long)s->nproc, (long long)s->pids_guest);
@@ -1199,7 +1201,7 @@ void spec_finish_outcome(const brig_spec *spec, brig_outcome *o, brig_result *re
 	res->timed_out = o->timed_out;
 	res->output_truncated = o->truncated;
 	res->oom_killed = o->oom_killed;
-	bool own_exit_2 = spec->exit_marker && strip_marker(res, spec->exit_marker);
+	bool own_end = spec->exit_marker && strip_marker(res, spec->exit_marker);
 	if (spec->workspace)
 		take_changes(spec, res);
 	hold_to_cap(res, spec->output_limit);
@@ -1209,15 +1211,15 @@ void spec_finish_outcome(const brig_spec *spec, brig_outcome *o, brig_result *re
 	if (o->sandbox_error) {
 		res->exit_code = -1;
 		res->error = steal_pointer(&o->sandbox_error);
-	} else if (spec->exit_marker && res->verdict == BRIG_VERDICT_ERROR && res->exit_code == 2 &&
-		   !own_exit_2) {
+	} else if (spec->exit_marker && res->verdict == BRIG_VERDICT_ERROR && !own_end) {
+		/* an OOM kill of the whole sandbox is "oom" above, brig's own kill not "error" */
 		res->verdict = BRIG_VERDICT_SANDBOX_ERROR;
-		res->exit_code = -1;
 		res->error = xasprintf(
-			"gVisor's kernel (the sentry) crashed: the container exited 2 but the "
-			"program did not (runsc panics when the sandbox's host tasks, gVisor's own "
+			"gVisor's kernel (the sentry) crashed: the container exited %d before the "
+			"program ended (runsc panics when the sandbox's host tasks, gVisor's own "
 			"threads included, reach the engine's pids limit of %lld); output may be "
 			"cut short",
-			(long long)spec->pids_limit);
+			res->exit_code, (long long)spec->pids_limit);
+		res->exit_code = -1;
 	}
 }

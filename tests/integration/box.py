@@ -92,7 +92,7 @@ def compare_engine(spec, c):
     # or not); the engine records what it was given and the image it resolved
     eq("image", cfg["Image"], spec["image_id"] or spec["image"])
     eq("image id", c["Image"], spec["image_id"])
-    marker = name + ":exited-2" if spec["exit_marker"] else None
+    marker = name + ":exited" if spec["exit_marker"] else None
     eq("argv", unmark(cfg["Cmd"], marker), unmark(spec["argv"], spec["exit_marker"]))
     # the engine adds the image's own ENV; every variable of the spec is there with its value,
     # and nothing the spec sets has another value

@@ -1569,7 +1569,7 @@ static brig_result finish(const brig_spec *s, int exit_code, const char *out, co
 }
 
 /* The host alone turns an outcome into a verdict; under gVisor it takes the wrapper's line out
- * and tells the program's own exit 2 from the sentry's. */
+ * and tells the program's own exit (2, 137) from the sentry's. */
 static void test_finish_outcome(void)
 {
 	brig_policy *p = load_ok("{\"max_output_bytes\": 1024}");
@@ -1585,6 +1585,18 @@ static void test_finish_outcome(void)
 	CU_ASSERT_EQUAL(r.verdict, BRIG_VERDICT_SANDBOX_ERROR); /* the sentry crashed */
 	CU_ASSERT_EQUAL(r.exit_code, -1);
 	CU_ASSERT_PTR_NOT_NULL(r.error && strstr(r.error, "sentry"));
+	brig_result_clear(&r);
+	r = finish(g, 137, "x", line, false);
+	CU_ASSERT_EQUAL(r.verdict, BRIG_VERDICT_ERROR); /* the program was killed, and ended */
+	CU_ASSERT_EQUAL(r.exit_code, 137);
+	brig_result_clear(&r);
+	r = finish(g, 137, "x", "", false);
+	CU_ASSERT_EQUAL(r.verdict, BRIG_VERDICT_SANDBOX_ERROR); /* the sandbox died first */
+	CU_ASSERT_EQUAL(r.exit_code, -1);
+	CU_ASSERT_PTR_NOT_NULL(r.error && strstr(r.error, "exited 137"));
+	brig_result_clear(&r);
+	r = finish(g, 0, "x", "", false); /* a success is the program's, line or not */
+	CU_ASSERT_EQUAL(r.verdict, BRIG_VERDICT_SUCCESS);
 	brig_result_clear(&r);
 	/* the program is held to its own cap: the backend's extra room was for the line */
 	char big[1030];
