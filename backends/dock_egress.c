@@ -28,6 +28,7 @@
 #include "dock_http.h"
 #include "frames.h"
 #include "plugin_host.h"
+#include "util.h"
 
 #define EG_QUERY_MS   15000L
 #define EG_CREATE_MS  30000L
@@ -373,13 +374,6 @@ static bool proxy_answers(const char *addr, int port, const char *mark)
 	return memcmp(buf, want, want_len) == 0;
 }
 
-static int64_t mono_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 int dock_egress_ensure(const brig_egress *e, brig_error **err)
 {
 	if (!e || !BRIG_HAS_FIELD(e, brig_egress, config_digest) || !e->config_dir ||
@@ -405,19 +399,19 @@ int dock_egress_ensure(const brig_egress *e, brig_error **err)
 		(void)dock_remove(e->proxy_name, NULL);
 		return r;
 	}
-	int64_t end = mono_ms() + EG_HEALTHY_MS;
+	int64_t end = now_ms() + EG_HEALTHY_MS;
 	do {
 		st = proxy_state(e, addr, sizeof addr, err);
 		if (st == 1 && addr[0] && proxy_answers(addr, e->proxy_port, NULL))
 			return 0;
 		if (st < 0 && st != -2)
 			return st;
-		if (st == 0 && mono_ms() > end - EG_HEALTHY_MS + 2000)
+		if (st == 0 && now_ms() > end - EG_HEALTHY_MS + 2000)
 			return plugin_fail(err, BRIG_E_SANDBOX, 0,
 					   "the proxy exited at start (docker logs %s says why)",
 					   e->proxy_name);
 		usleep(50000);
-	} while (mono_ms() < end);
+	} while (now_ms() < end);
 	return plugin_fail(
 		err, BRIG_E_SANDBOX, 0,
 		"the proxy did not answer on %s:%d within %d s (docker logs %s says why)",
@@ -580,7 +574,7 @@ char *dock_egress_log(const brig_egress *e, const char *addr, int64_t since_wall
 	else if (*running == 1 && outer[0] && end_mark &&
 		 proxy_answers(outer, e->proxy_port, end_mark)) {
 		why = "the host's mark did not reach it";
-		for (int64_t end = mono_ms() + EG_LOG_WAIT_MS; mono_ms() < end;) {
+		for (int64_t end = now_ms() + EG_LOG_WAIT_MS; now_ms() < end;) {
 			capture c;
 			capture_init(&c, EG_LOG_MAX);
 			bool ok = read_log(e, since_wall_ms, &c);
