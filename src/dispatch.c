@@ -464,8 +464,8 @@ void brig_policy_get_limits(const brig_policy *p, brig_policy_limits *out)
 /* ---- gc -------------------------------------------------------------------------------------- */
 
 /* The configuration directories ("egress-<digest>" in the cache directory) of proxies that are
- * gone, untouched for idle_s (every run with egress touches its own: a run writing one for a
- * proxy it is about to start keeps it). */
+ * gone, untouched for idle_s (every box with egress touches its own before it starts: a run
+ * writing one for a proxy it is about to start keeps it). */
 static void egress_config_gc(const loaded_backend *eb, long idle_s)
 {
 	cleanup_free char *dir = cache_dir();

@@ -169,44 +169,53 @@ static void failed_before_start(brig_outcome *o, const brig_error *e)
 	o->transient = e && e->transient;
 }
 
+/* How many idle boxes one call tries before it runs cold: a box the backend finds stale (its
+ * egress proxy was restarted while it waited) is dropped and the next one taken.  The boxes
+ * that waited with it are stale too; one call drops them all rather than each later call
+ * running cold in turn.  A bound, not a pool size (policy warm_pool is far smaller). */
+#define POOL_TAKE_TRIES 32
+
 /* The run in a container the warm pool started before, if one with exactly this box is idle.
  * False when none took it (then nothing ran).  The used container is removed in the
  * background: the result does not wait for the DELETE. */
 static bool run_pooled(run_ctx *rc, const brig_run_control *ctl, brig_outcome *o)
 {
-	int64_t t0 = now_ms();
-	pool_entry *pe = pool_take(rc->ctx->pool, rc->lb, rc->req->language, rc->cold);
-	if (!pe)
-		return false;
-	int64_t t1 = now_ms();
-	brig_spec *box = pool_entry_spec(pe); /* the box that waits: its name, marker, limits */
-	/* this run's stdin (brig-init's header with this run's deadline, the code) and limit,
-	 * borrowed from the run's own spec for the hand-over */
-	const char *own = box->stdin_data;
-	size_t own_len = box->stdin_len;
-	box->stdin_data = rc->cold->stdin_data;
-	box->stdin_len = rc->cold->stdin_len;
-	box->timeout_ms = rc->cold->timeout_ms;
-	brig_error *e = NULL;
-	int r = rc->lb->be->run_prepared(pool_entry_handle(pe), box, ctl, o, &e);
-	box->stdin_data = own;
-	box->stdin_len = own_len;
-	if (r == BRIG_E_UNAVAILABLE) { /* nothing was handed over: a cold run instead */
-		core_debug("run: %s: %s", box->name, e ? e->message : "stale");
+	for (int tries = 0; tries < POOL_TAKE_TRIES; tries++) {
+		int64_t t0 = now_ms();
+		pool_entry *pe = pool_take(rc->ctx->pool, rc->lb, rc->req->language, rc->cold);
+		if (!pe)
+			return false;
+		int64_t t1 = now_ms();
+		brig_spec *box = pool_entry_spec(pe); /* the waiting box: name, marker, limits */
+		/* this run's stdin (brig-init's header with this run's deadline, the code) and
+		 * limit, borrowed from the run's own spec for the hand-over */
+		const char *own = box->stdin_data;
+		size_t own_len = box->stdin_len;
+		box->stdin_data = rc->cold->stdin_data;
+		box->stdin_len = rc->cold->stdin_len;
+		box->timeout_ms = rc->cold->timeout_ms;
+		brig_error *e = NULL;
+		int r = rc->lb->be->run_prepared(pool_entry_handle(pe), box, ctl, o, &e);
+		box->stdin_data = own;
+		box->stdin_len = own_len;
+		if (r == BRIG_E_UNAVAILABLE) { /* nothing was handed over: try the next one */
+			core_debug("run: %s: %s", box->name, e ? e->message : "stale");
+			brig_error_free(e);
+			pool_release(rc->ctx->pool, pe);
+			continue;
+		}
+		if (r < 0)
+			failed_before_start(o, e);
 		brig_error_free(e);
-		pool_release(rc->ctx->pool, pe);
-		return false;
+		/* the entry and its spec live until the result and the audit line are written */
+		rc->pooled = pe;
+		rc->spec = box;
+		rc->res.pooled = true;
+		core_debug("run: %s pooled: take %lld ms, run_prepared %lld ms", box->name,
+			   (long long)(t1 - t0), (long long)(now_ms() - t1));
+		return true;
 	}
-	if (r < 0)
-		failed_before_start(o, e);
-	brig_error_free(e);
-	/* the entry and its spec live until the result and the audit line are written */
-	rc->pooled = pe;
-	rc->spec = box;
-	rc->res.pooled = true;
-	core_debug("run: %s pooled: take %lld ms, run_prepared %lld ms", box->name,
-		   (long long)(t1 - t0), (long long)(now_ms() - t1));
-	return true;
+	return false;
 }
 
 /* Write `text` to dir/name (mode 0644: the proxy reads it as an unprivileged user), replacing
@@ -256,7 +265,7 @@ static int egress_up_locked(const loaded_backend *lb, const brig_egress *e, brig
 	if (mkdir(e->config_dir, 0755) < 0 && errno != EEXIST)
 		return brig_fail(err, BRIG_E_SANDBOX, errno, "egress: cannot create %s",
 				 e->config_dir);
-	/* touched by every run: brig gc leaves a directory in use alone */
+	/* touched by every cold run and warm start: brig gc leaves a directory in use alone */
 	if (chmod(e->config_dir, 0755) < 0 || utimensat(AT_FDCWD, e->config_dir, NULL, 0) < 0)
 		return brig_fail(err, BRIG_E_SANDBOX, errno, "egress: cannot chmod or touch %s",
 				 e->config_dir);
@@ -290,18 +299,15 @@ static void run_box(run_ctx *rc, const brig_run_control *ctl)
 	brig_outcome o = { .struct_size = sizeof o, .exit_code = -1 };
 	pool_run_begin(rc->ctx->pool);
 	int64_t t0 = now_ms();
-	brig_error *ee = NULL;
-	if (egress_up(rc, &ee) < 0) {
-		rc->spec = rc->cold;
-		failed_before_start(&o, ee);
-	} else if (!run_pooled(rc, ctl, &o)) {
+	/* A warm box's proxy is checked at its hand-over (the one it started with, marked again);
+	 * only a cold box needs the proxy ensured before it exists. */
+	if (!run_pooled(rc, ctl, &o)) {
 		brig_error *e = NULL;
 		rc->spec = rc->cold;
-		if (rc->lb->be->run(rc->cold, ctl, &o, &e) < 0)
+		if (egress_up(rc, &e) < 0 || rc->lb->be->run(rc->cold, ctl, &o, &e) < 0)
 			failed_before_start(&o, e);
 		brig_error_free(e);
 	}
-	brig_error_free(ee);
 	rc->res.duration_ms = now_ms() - t0;
 	pool_run_end(rc->ctx->pool);
 	if (o.sandbox_error && o.transient)

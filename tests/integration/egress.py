@@ -460,11 +460,12 @@ def test_proxy_restarted_mid_run():
 
 def test_warm_box_with_egress():
     """brig mcp keeps boxes with egress warm.  A call in one is audited like a cold one (the
-    host marks the proxy's log at the hand-over; the lines of the box's address after it), and
-    a warm box whose proxy was restarted while it waited is not used: the call runs cold."""
+    host marks the proxy's log at the hand-over; the lines of the box's address after it).  A
+    warm box whose proxy was restarted while it waited is not used: the call runs cold, and
+    that one call drops every idle box of the old proxy, so the next call is warm again."""
     with open(STATE["policy"]) as f:
         pol = json.load(f)
-    pol["warm_pool"] = 1
+    pol["warm_pool"] = 2
     path = os.path.join(WORK, "policy-warm.json")
     with open(path, "w") as f:
         json.dump(pol, f)
@@ -475,11 +476,20 @@ def test_warm_box_with_egress():
             "except e.HTTPError as x:\n"
             "    print(x.code)\n")
     want = [("ok.test", 8080, True), ("other.test", 8080, False)]
+
+    def idle_python():
+        p = docker("ps", "-a", "--filter", f"network={STATE['network']}", "--filter",
+                   "label=brig.language=python", "--format", "{{.Names}}")
+        return set(p.stdout.split())
+
     m = mcpclient.brig_mcp(BRIG, *backend_args(), "--policy", path, stderr=subprocess.DEVNULL)
     try:
-        for pooled in (True, False):
-            m.wait_pool({"python": 1}, timeout=180)
-            if not pooled:  # the idle box started with the proxy before this one
+        for pooled in (True, False, True):
+            m.wait_pool({"python": 2}, timeout=180)
+            stale = set()
+            if not pooled:  # the idle boxes started with the proxy before this one
+                stale = idle_python()
+                assert len(stale) == 2, stale
                 assert docker("restart", STATE["proxy"]).returncode == 0
             r = m.run_code("python", code, timeout_seconds=30)
             assert r["verdict"] == "success" and r["stdout"] == "200\n403\n", r
@@ -489,6 +499,10 @@ def test_warm_box_with_egress():
             with open(STATE["audit"]) as f:
                 mine = [json.loads(x) for x in f if r["container"] in x]
             assert len(mine) == 1 and mine[0]["egress_decisions"] == r["egress"], mine
+            end = time.monotonic() + 15  # removed in the background
+            while stale & idle_python() and time.monotonic() < end:
+                time.sleep(0.1)
+            assert not stale & idle_python(), stale & idle_python()
     finally:
         m.close()
 
