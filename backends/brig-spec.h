@@ -96,7 +96,7 @@ typedef struct brig_spec {
 	char *user;     /* "65534:65534" */
 	char *hostname; /* neutral name inside the box */
 	/* When non-NULL, brig-init (the box's PID 1, argv[0]) prints this line on stderr when the
-	 * program has ended, whatever its status: under gVisor a failed box without it is the
+	 * program has ended, whatever its status: under gVisor an exit 2 without it is the
 	 * sandbox's kernel crashing.  The host takes the line out (spec_finish_outcome). */
 	char *exit_marker;
 

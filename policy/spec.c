@@ -117,11 +117,13 @@ int64_t spec_engine_pids_limit(const brig_policy *p, int64_t guest, int isolatio
  * under gVisor, the witness of the program's own exit status.  When gVisor's kernel (the
  * sentry) panics - at the latest when the sandbox's host tasks reach the engine's pids limit -
  * runsc exits 2 and the rest of the output is lost: nothing in the engine's state tells it from
- * a program that exits 2 (both are ExitCode 2, State.Error empty, the same events).  Nor is a
- * sentry that died some other way (exit 137 once in CI, at the same pids limit) told from a
- * program that exits 137.  So under gVisor brig-init prints a marker on stderr when the
- * program has ended, whatever its status; spec_finish_outcome takes the line out again, and a
- * failed box without it is the sandbox's failure, not the program's. */
+ * a program that exits 2 (both are ExitCode 2, State.Error empty, the same events).  So under
+ * gVisor brig-init prints a marker on stderr when the program has ended, whatever its status;
+ * spec_finish_outcome takes the line out again.  No signal ends a process with 2: exit 2
+ * without the line is the sentry's.  A sentry that died some other way (exit 137 once in CI,
+ * at the same pids limit) is not told from a program that killed its PID 1 (gVisor gives
+ * PID 1 no signal protection; the marker is in /proc/1/cmdline): that box keeps its status,
+ * with a notice that brig-init did not see the program end. */
 #define MARKER_SUFFIX ":exited"
 
 static void init_wrap(brig_spec *s, const spec_target *t)
@@ -212,11 +214,11 @@ char *spec_describe_traits(const brig_spec *s)
 		  "run's limit,\n#   read from the first line of stdin), then the program\n",
 		  SPEC_INIT_PATH, SPEC_BOX_GRACE_MS);
 	if (s->exit_marker)
-		sb_printf(&sb,
-			  "# brig-init prints \"%s\" on stderr when the program has ended\n"
-			  "#   (brig takes it out); a failed box without it is gVisor's kernel "
-			  "crashing\n",
-			  s->exit_marker);
+		sb_printf(
+			&sb,
+			"# brig-init prints \"%s\" on stderr when the program has ended\n"
+			"#   (brig takes it out); exit 2 without it is gVisor's kernel crashing\n",
+			s->exit_marker);
 	if (s->nproc > 0)
 		sb_printf(&sb, "# processes: RLIMIT_NPROC %lld (the program's %lld + brig-init)\n",
 			  (long long)s->nproc, (long long)s->pids_guest);
@@ -1191,8 +1193,9 @@ static void take_changes(const brig_spec *spec, brig_result *res)
 	}
 }
 
-void spec_finish_outcome(const brig_spec *spec, brig_outcome *o, brig_result *res)
+const char *spec_finish_outcome(const brig_spec *spec, brig_outcome *o, brig_result *res)
 {
+	const char *note = NULL;
 	free(res->stdout_data);
 	free(res->stderr_data);
 	res->stdout_data = take_bytes(&o->stdout_data, &o->stdout_len, &res->stdout_len);
@@ -1211,15 +1214,21 @@ void spec_finish_outcome(const brig_spec *spec, brig_outcome *o, brig_result *re
 	if (o->sandbox_error) {
 		res->exit_code = -1;
 		res->error = steal_pointer(&o->sandbox_error);
-	} else if (spec->exit_marker && res->verdict == BRIG_VERDICT_ERROR && !own_end) {
-		/* an OOM kill of the whole sandbox is "oom" above, brig's own kill not "error" */
+	} else if (spec->exit_marker && res->verdict == BRIG_VERDICT_ERROR && !own_end &&
+		   res->exit_code == 2) {
 		res->verdict = BRIG_VERDICT_SANDBOX_ERROR;
+		res->exit_code = -1;
 		res->error = xasprintf(
-			"gVisor's kernel (the sentry) crashed: the container exited %d before the "
-			"program ended (runsc panics when the sandbox's host tasks, gVisor's own "
+			"gVisor's kernel (the sentry) crashed: the container exited 2 but the "
+			"program did not (runsc panics when the sandbox's host tasks, gVisor's own "
 			"threads included, reach the engine's pids limit of %lld); output may be "
 			"cut short",
-			res->exit_code, (long long)spec->pids_limit);
-		res->exit_code = -1;
+			(long long)spec->pids_limit);
+	} else if (spec->exit_marker && res->verdict == BRIG_VERDICT_ERROR && !own_end) {
+		/* an OOM kill of the whole sandbox is "oom" above, brig's own kill not "error" */
+		note = "brig-init did not see the program end: the exit status is the box's (the "
+		       "program killed its PID 1, or gVisor's kernel died, e.g. at the engine's "
+		       "pids limit)";
 	}
+	return note;
 }

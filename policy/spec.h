@@ -71,10 +71,12 @@ bool spec_same_box(const brig_spec *a, const brig_spec *b);
 int64_t spec_engine_pids_limit(const brig_policy *p, int64_t guest, int isolation);
 
 /* What a backend observed becomes the result: output (taken over from *o), flags, exit code
- * and the verdict, decided here for every backend; the wrapper's line taken out and the
- * program held to its own output cap; an exit 2 under gVisor without the wrapper's line
- * reported as the sandbox's failure.  Identity fields are the caller's. */
-void spec_finish_outcome(const brig_spec *spec, brig_outcome *o, brig_result *res);
+ * and the verdict, decided here for every backend; brig-init's line taken out and the
+ * program held to its own output cap; an exit 2 under gVisor without brig-init's line
+ * reported as the sandbox's failure.  Returns a static note for the result's notice (another
+ * failure under gVisor without the line: the status is the box's), else NULL.  Identity
+ * fields are the caller's. */
+const char *spec_finish_outcome(const brig_spec *spec, brig_outcome *o, brig_result *res);
 void outcome_clear(brig_outcome *o);
 
 /* The smoke test that verifies a runtime really isolates (brig_probe_verify): the spec of a

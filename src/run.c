@@ -312,7 +312,9 @@ static void run_box(run_ctx *rc, const brig_run_control *ctl)
 	pool_run_end(rc->ctx->pool);
 	if (o.sandbox_error && o.transient)
 		probe_invalidate(rc->lb); /* the engine went away? ask again next time */
-	spec_finish_outcome(rc->spec, &o, &rc->res);
+	const char *note = spec_finish_outcome(rc->spec, &o, &rc->res);
+	if (note)
+		notice_add(rc, note);
 	if (rc->spec->egress &&
 	    o.egress_log) /* the proxy's decisions, for the model and the audit */
 		rc->res.egress = egress_decisions(o.egress_log);

@@ -16,8 +16,8 @@
  *   - when the program exits, every process it left behind is killed, and brig-init exits with
  *     the program's status (128 + the signal when it was killed by one);
  *   - with --marker, brig-init writes LINE on stderr when the program has ended (whatever its
- *     status) and everything it left is gone: under gVisor a box that ends without it was
- *     ended from outside the program - gVisor's kernel crashing (see policy/spec.c);
+ *     status), last: under gVisor an exit 2 without it is gVisor's kernel crashing, another
+ *     status without it the box's, not the program's (see policy/spec.c);
  *   - it reaps every orphan (PID 1's duty) and forwards SIGTERM, SIGINT and SIGHUP to the
  *     program; it installs no handler for anything else, so the program (the same uid) cannot
  *     make it die: the kernel protects a PID 1 from signals it does not handle;

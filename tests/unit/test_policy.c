@@ -1552,6 +1552,8 @@ static void test_spec_gvisor_final_box(void)
 	brig_policy_free(p);
 }
 
+static const char *finish_note; /* spec_finish_outcome's note of the last finish() */
+
 static brig_result finish(const brig_spec *s, int exit_code, const char *out, const char *err,
 			  bool truncated)
 {
@@ -1563,13 +1565,14 @@ static brig_result finish(const brig_spec *s, int exit_code, const char *out, co
 	o.stderr_data = xstrdup(err);
 	o.stderr_len = strlen(err);
 	brig_result res = { .struct_size = sizeof res };
-	spec_finish_outcome(s, &o, &res);
+	finish_note = spec_finish_outcome(s, &o, &res);
 	outcome_clear(&o);
 	return res;
 }
 
-/* The host alone turns an outcome into a verdict; under gVisor it takes the wrapper's line out
- * and tells the program's own exit (2, 137) from the sentry's. */
+/* The host alone turns an outcome into a verdict; under gVisor it takes brig-init's line out
+ * and tells the program's own exit 2 from the sentry's; another status without the line is
+ * the box's, with a note. */
 static void test_finish_outcome(void)
 {
 	brig_policy *p = load_ok("{\"max_output_bytes\": 1024}");
@@ -1586,17 +1589,22 @@ static void test_finish_outcome(void)
 	CU_ASSERT_EQUAL(r.exit_code, -1);
 	CU_ASSERT_PTR_NOT_NULL(r.error && strstr(r.error, "sentry"));
 	brig_result_clear(&r);
+	CU_ASSERT_PTR_NULL(finish_note);
 	r = finish(g, 137, "x", line, false);
 	CU_ASSERT_EQUAL(r.verdict, BRIG_VERDICT_ERROR); /* the program was killed, and ended */
 	CU_ASSERT_EQUAL(r.exit_code, 137);
+	CU_ASSERT_PTR_NULL(finish_note);
 	brig_result_clear(&r);
+	/* PID 1 killed (by the program, or with the sentry): the box's status, said so */
 	r = finish(g, 137, "x", "", false);
-	CU_ASSERT_EQUAL(r.verdict, BRIG_VERDICT_SANDBOX_ERROR); /* the sandbox died first */
-	CU_ASSERT_EQUAL(r.exit_code, -1);
-	CU_ASSERT_PTR_NOT_NULL(r.error && strstr(r.error, "exited 137"));
+	CU_ASSERT_EQUAL(r.verdict, BRIG_VERDICT_ERROR);
+	CU_ASSERT_EQUAL(r.exit_code, 137);
+	CU_ASSERT_PTR_NULL(r.error);
+	CU_ASSERT_PTR_NOT_NULL(finish_note && strstr(finish_note, "did not see the program end"));
 	brig_result_clear(&r);
 	r = finish(g, 0, "x", "", false); /* a success is the program's, line or not */
 	CU_ASSERT_EQUAL(r.verdict, BRIG_VERDICT_SUCCESS);
+	CU_ASSERT_PTR_NULL(finish_note);
 	brig_result_clear(&r);
 	/* the program is held to its own cap: the backend's extra room was for the line */
 	char big[1030];
