@@ -100,9 +100,12 @@ int dock_egress_gc(int idle_seconds, int *removed, brig_error **err);
  * *instance is "ID@StartedAt", malloc'ed; another value at the end means it was restarted or
  * replaced in between), gone or stopped (0), or cannot the engine tell (-1)?  When running, a
  * request of the host's goes into its log first, naming *mark (malloc'ed): the box's name and
- * random digits the box never sees, so that no request of the box's can pass for it.  1 only
- * when both are done. */
-int dock_egress_begin(const brig_egress *e, const char *name, char **instance, char **mark);
+ * random digits the box never sees, so that no request of the box's can pass for it.  With
+ * `health` (a warm box's hand-over: nothing checked the proxy for this call), first the health
+ * check dock_egress_ensure makes (a CONNECT through both of its ports).  1 only when all are
+ * done. */
+int dock_egress_begin(const brig_egress *e, const char *name, bool health, char **instance,
+		      char **mark);
 /* At the box's end: the proxy's access log lines whose client is `addr`, logged since
  * since_wall_ms (ms since the epoch), after the begin `mark` and before an end mark of the
  * host's, "\n"-terminated ("" when none).  NULL when there was no begin mark, when the log

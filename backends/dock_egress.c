@@ -439,7 +439,8 @@ static char *new_mark(const char *name, const char *what)
 			 r[3], r[4], r[5], r[6], r[7]);
 }
 
-int dock_egress_begin(const brig_egress *e, const char *name, char **instance, char **mark)
+int dock_egress_begin(const brig_egress *e, const char *name, bool health, char **instance,
+		      char **mark)
 {
 	char outer[64] = "";
 	*mark = NULL;
@@ -447,7 +448,8 @@ int dock_egress_begin(const brig_egress *e, const char *name, char **instance, c
 	if (running != 1)
 		return running;
 	*mark = new_mark(name, "begin");
-	if (!*mark || !outer[0] || !proxy_answers(outer, e->proxy_port, *mark)) {
+	if (!*mark || !outer[0] || (health && !proxy_answers(outer, e->proxy_port, NULL)) ||
+	    !proxy_answers(outer, e->proxy_port, *mark)) {
 		free(*instance); /* no mark: dock_egress_log cannot tell a rotated log */
 		*instance = NULL;
 		free(*mark);

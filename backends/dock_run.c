@@ -213,8 +213,8 @@ static void egress_address(run_state *st)
 		/* the proxy the box talks to: the one at the end must be the same, its log must
 		 * still hold the mark from before the box's first request */
 		st->egress_since_ms = wall_now_ms();
-		if (dock_egress_begin(s->egress, st->name, &st->egress_proxy, &st->egress_mark) !=
-		    1)
+		if (dock_egress_begin(s->egress, st->name, false, &st->egress_proxy,
+				      &st->egress_mark) != 1)
 			plugin_log(
 				BRIG_LOG_WARN,
 				"%s: its proxy %s could not be inspected or marked: a restart of "
@@ -633,7 +633,7 @@ bool dock_flow_egress_handover(run_state *st, const brig_egress *eg)
 	cleanup_free char *proxy = NULL;
 	char *mark = NULL;
 	int64_t since = wall_now_ms();
-	if (dock_egress_begin(eg, st->name, &proxy, &mark) != 1 ||
+	if (dock_egress_begin(eg, st->name, true, &proxy, &mark) != 1 ||
 	    strcmp(proxy, st->egress_proxy) != 0) {
 		free(mark);
 		return false;
