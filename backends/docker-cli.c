@@ -330,8 +330,8 @@ static int settle(cli_run *cr, int client_status, time_t started, brig_error **e
 	/* Only a failed run can have been ended by the memory limit (capture.c); the events query
 	 * costs a client process, so a successful run does not pay for it.  The events logged so
 	 * far come at once; under load the OOM event can trail the exit (dock_run.c measured it
-	 * for the Engine API), so a SIGKILL brig did not send waits for it up to DOCK_OOM_EVENT_MS.
-	 */
+	 * for the Engine API), so a SIGKILL brig did not send is looked up again over the next
+	 * DOCK_OOM_EVENT_MS (`docker events` streams until --until: that query takes all of it). */
 	if (client_status == 0)
 		return 0;
 	int r = cli_oom_event(cr->spec->name, started, 0, &oc->oom_killed, err);
