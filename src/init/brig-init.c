@@ -16,8 +16,9 @@
  *   - when the program exits, every process it left behind is killed, and brig-init exits with
  *     the program's status (128 + the signal when it was killed by one);
  *   - with --marker, brig-init writes LINE on stderr when the program has ended (whatever its
- *     status), last: under gVisor an exit 2 without it is gVisor's kernel crashing, another
- *     status without it the box's, not the program's (see policy/spec.c);
+ *     status), last, stderr made blocking again (the program shares it): under gVisor an
+ *     exit 2 without it is gVisor's kernel crashing, another status without it the box's, not
+ *     the program's (see policy/spec.c);
  *   - it reaps every orphan (PID 1's duty) and forwards SIGTERM, SIGINT and SIGHUP to the
  *     program; it installs no handler for anything else, so the program (the same uid) cannot
  *     make it die: the kernel protects a PID 1 from signals it does not handle;
@@ -110,17 +111,49 @@ static bool settle(void)
 	}
 }
 
+/* The program shares our stderr (the same open file): it can make it non-blocking and fill
+ * the pipe so that our last lines are lost - without the marker, an exit 2 reads as gVisor's
+ * kernel crashing.  Blocking again before they are written. */
+static void blocking_stderr(void)
+{
+	int fl = fcntl(STDERR_FILENO, F_GETFL);
+	if (fl >= 0 && (fl & O_NONBLOCK))
+		(void)fcntl(STDERR_FILENO, F_SETFL, fl & ~O_NONBLOCK);
+}
+
+/* All of buf on stderr; an EAGAIN (a process not dead yet made it non-blocking again) waits
+ * for room.  brig reads until the box ends, or kills it at its limits. */
+static void put_stderr(const char *buf, size_t n)
+{
+	while (n > 0) {
+		blocking_stderr();
+		ssize_t w = write(STDERR_FILENO, buf, n);
+		if (w > 0) {
+			buf += w;
+			n -= (size_t)w;
+		} else if (w < 0 && (errno == EAGAIN || errno == EINTR)) {
+			struct pollfd p = { STDERR_FILENO, POLLOUT, 0 };
+			(void)poll(&p, 1, 100);
+		} else {
+			return;
+		}
+	}
+}
+
 static void finish(int st)
 {
 	kill_box(); /* what the program left behind */
 	int code = status_code(st);
-	if (changes_tag)
-		tree_report(STDERR_FILENO, changes_tag, ".", settle() ? before : NULL);
+	if (changes_tag) {
+		bool settled = settle();
+		blocking_stderr();
+		tree_report(STDERR_FILENO, changes_tag, ".", settled ? before : NULL);
+	}
 	if (marker) {
 		char line[512];
 		int n = snprintf(line, sizeof line, "%s\n", marker);
 		if (n > 0 && (size_t)n < sizeof line)
-			(void)!write(STDERR_FILENO, line, (size_t)n);
+			put_stderr(line, (size_t)n);
 	}
 	_exit(code);
 }

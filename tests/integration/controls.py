@@ -857,6 +857,32 @@ def test_program_killing_pid1_is_not_a_sandbox_crash():
         assert r["verdict"] == "error" and r["exit_code"] == 5 and r["notice"] is None, r
 
 
+def test_init_marker_survives_nonblocking_stderr():
+    """The program shares brig-init's stderr: made non-blocking and filled, brig-init's last
+    write used to fail with EAGAIN and the marker was lost (under gVisor an exit 2 then read
+    as the kernel crashing).  brig-init itself, in a pid namespace of its own (it kills every
+    process of its namespace at the end), with a pipe this test reads only after the program
+    has exited 2: the marker must still come, last."""
+    init = os.path.join(os.environ.get("top_builddir", "."), "backends", "brig-init")
+    prog = ("import fcntl, os\n"
+            "fcntl.fcntl(2, fcntl.F_SETFL, fcntl.fcntl(2, fcntl.F_GETFL) | os.O_NONBLOCK)\n"
+            "try:\n"
+            "    while True:\n"
+            "        os.write(2, b'e' * 4096)\n"
+            "except BlockingIOError:\n"
+            "    pass\n"
+            "os._exit(2)\n")
+    p = subprocess.Popen(["unshare", "--pid", "--fork", "--kill-child", init, "--marker",
+                          "brig-test:exited", "--", "python3", "-c", prog],
+                         stdin=subprocess.PIPE, stderr=subprocess.PIPE)
+    p.stdin.write(b"BRIG-DEADLINE 20000\n")
+    p.stdin.close()
+    time.sleep(1.5)  # the program fills the pipe and exits; brig-init writes its line
+    err = p.stderr.read()
+    assert p.wait(timeout=30) == 2, err[-200:]
+    assert err.endswith(b"brig-test:exited\n"), err[-200:]
+
+
 def test_program_stops_reading_its_code():
     """A program that exits before it has read all of its code ends with its own status: under
     gVisor, whose PID 1 has no signal protection, brig-init's next write to the program's pipe
@@ -1093,6 +1119,7 @@ if __name__ == "__main__":
         test_unshare_user_namespace_refused,
         test_program_exit_2_is_error,
         test_program_killing_pid1_is_not_a_sandbox_crash,
+        test_init_marker_survives_nonblocking_stderr,
         test_program_stops_reading_its_code,
         test_single_big_write_complete,
         test_gvisor_unavailable_fails_closed,
