@@ -101,7 +101,8 @@ char **cli_render_argv(const brig_spec *spec, const char *docker, const char *se
 		add2(&b, "--security-opt", xasprintf("seccomp=%s", seccomp_file));
 	add2(&b, "--user", xstrdup(spec->user));
 	add2(&b, "--workdir", xstrdup(spec->workdir));
-	add2(&b, "--hostname", xstrdup(spec->hostname));
+	if (spec->hostname) /* NULL in a holder's network namespace: the holder's */
+		add2(&b, "--hostname", xstrdup(spec->hostname));
 	if (spec->dns)
 		add2(&b, "--dns", xstrdup(spec->dns));
 	for (char **e = spec->env; e && *e; e++)

@@ -202,8 +202,13 @@ static void egress_address(run_state *st)
 	cleanup_response dock_response resp;
 	dock_response_init(&resp);
 	json_object *o = NULL, *ns, *nets, *net, *ip;
-	if (container_request(st, "GET", "/json", NULL, INSPECT_MS, &resp, &e) == 0 &&
-	    resp.status == 200)
+	/* in its network holder's namespace (brig_spec.net_holder) the address is the holder's */
+	static const char holder[] = "container:";
+	int r = s->network && strncmp(s->network, holder, sizeof holder - 1) == 0
+			? dock_engine_request("GET", INSPECT_MS, NULL, &resp, &e,
+					      "/containers/%s/json", s->network + sizeof holder - 1)
+			: container_request(st, "GET", "/json", NULL, INSPECT_MS, &resp, &e);
+	if (r == 0 && resp.status == 200)
 		o = json_answer("inspecting the container", &resp, &e);
 	if (json_object_object_get_ex(o, "NetworkSettings", &ns) &&
 	    json_object_object_get_ex(ns, "Networks", &nets) &&

@@ -252,13 +252,16 @@ char *spec_describe_traits(const brig_spec *s)
 		sb_printf(
 			&sb,
 			"# egress: the box joins only %s (%s, --internal, no address of the "
-			"host's on it)\n"
+			"host's on it),\n"
+			"#   in the network namespace of its holder %s (started first, runs "
+			"sleep),\n"
 			"#   and reaches the proxy %s at %s:%d (image %s, also on %s); no "
 			"resolver\n"
 			"#   in the box (the proxy resolves names and refuses private, loopback,\n"
 			"#   link-local, CGNAT, multicast and the host's addresses); allowed:\n",
-			e->network, e->subnet, e->proxy_name, e->proxy_address, e->proxy_port,
-			e->proxy_image, e->outer_network);
+			e->network, e->subnet, s->net_holder ? s->net_holder->name : "(none)",
+			e->proxy_name, e->proxy_address, e->proxy_port, e->proxy_image,
+			e->outer_network);
 		for (char **a = e->allow; *a; a++)
 			sb_printf(&sb, "#     %s\n", *a);
 		for (char **h = e->hosts; h && *h; h++)
@@ -584,6 +587,77 @@ static int fill_egress(brig_spec *s, const brig_policy *p, const spec_target *t,
 	return 0;
 }
 
+/* The network holder of a box with egress (brig_spec.net_holder): the box runs in its network
+ * namespace, so the engine's wiring of the egress network (~400 ms) and its release at the
+ * box's exit happen to the holder, which the warm pool starts ahead of the call.  Like the
+ * workspace's holder it runs nothing of the agent's, only `sleep`: the policy's shell image
+ * under runc whatever the box's runtime (its kernel never runs agent code; a gVisor sandbox
+ * would cost ~40 host threads for nothing), brig's seccomp profile, 16 MiB, 0.1 CPU, no brig-init
+ * (no stdin).  It carries the box's owner label: brig removes it after the box, and the reaper
+ * removes one whose brig is gone (its name is the box's + SPEC_NET_HOLDER_SUFFIX).  The box's
+ * hostname and nameserver are set on the holder (the engine refuses both with a container's
+ * network mode; the box sees the holder's). */
+static int add_net_holder(brig_spec *s, const brig_policy *p, const spec_target *target,
+			  int timeout_s, brig_error **err)
+{
+	brig_policy *hp = brig_policy_copy(p);
+	hp->timeout_seconds = hp->max_timeout_seconds = 1;
+	hp->memory_mb = 16;
+	hp->cpus = 0.1;
+	hp->pids_limit = 8;
+	hp->tmpfs_mb = 1;
+	hp->network = false;
+	strv_free(hp->egress_allow);
+	hp->egress_allow = NULL; /* the holder's network is set below, by hand */
+	hp->isolation = BRIG_ISOLATION_CONTAINER;
+	spec_target t = *target;
+	t.runtime = "runc";
+	t.isolation = BRIG_ISOLATION_CONTAINER;
+	t.workspace = NULL;
+	t.image = NULL; /* the shell image, not the box's: looked up by its reference */
+	brig_request req = { .language = BRIG_LANG_SHELL, .code = "", .code_len = 0 };
+	brig_spec *h = NULL;
+	int r = spec_build(hp, &req, BRIG_TIMEOUT_REFUSE, &t, &h, NULL, err);
+	brig_policy_free(hp);
+	if (r < 0 || !h)
+		return r < 0 ? r : BRIG_E_SYSTEM;
+	free(h->name);
+	h->name = xasprintf("%s" SPEC_NET_HOLDER_SUFFIX, s->name);
+	strv_free(h->argv);
+	h->argv = xcalloc(3, sizeof *h->argv);
+	h->argv[0] = xstrdup("sleep");
+	/* it ends by itself a while after its box would (brig-init's deadline), should brig be
+	 * killed before it removes it; a warm box's holder waits as long as its box (pool.c) */
+	h->argv[1] =
+		xasprintf("%d", timeout_s + SPEC_BOX_GRACE_MS / 1000 + SPEC_NET_HOLDER_SLACK_S);
+	mounts_free(h->mounts);
+	h->mounts = NULL;
+	free(h->workdir);
+	h->workdir = xstrdup("/");
+	free(h->exit_marker);
+	h->exit_marker = NULL;
+	/* the box's labels (brig=1, its owner, its installation), its role and its box */
+	strv_free(h->labels);
+	h->labels = xcalloc(1, sizeof *h->labels);
+	for (char **l = s->labels; l && *l; l++)
+		if (strncmp(*l, "brig.language=", 14) != 0)
+			label_append(h, xstrdup(*l));
+	label_append(h, xstrdup("brig.role=net-holder"));
+	label_append(h, xasprintf("brig.box=%s", s->name));
+	free(h->network);
+	h->network = steal_pointer(&s->network);
+	s->network = xasprintf("container:%s", h->name);
+	free(h->hostname);
+	h->hostname = steal_pointer(&s->hostname);
+	free(h->dns);
+	h->dns = steal_pointer(&s->dns);
+	free((char *)h->stdin_data);
+	h->stdin_data = NULL;
+	h->stdin_len = 0;
+	s->net_holder = h;
+	return 0;
+}
+
 int spec_build(const brig_policy *p, const brig_request *req, brig_timeout_mode mode,
 	       const spec_target *target, brig_spec **out, char **notice, brig_error **err)
 {
@@ -622,6 +696,8 @@ int spec_build(const brig_policy *p, const brig_request *req, brig_timeout_mode 
 	if (target->workspace && (r = add_workspace(s, target->workspace, err)) < 0)
 		return r;
 	r = fill_egress(s, p, target, req->language, err);
+	if (r == 0 && s->egress)
+		r = add_net_holder(s, p, target, timeout, err);
 	if (r < 0)
 		return r;
 	s->timeout_ms = (int64_t)timeout * 1000;
@@ -730,6 +806,9 @@ int spec_build_tool(const brig_policy *p, const spec_target *target, const char 
 	/* a file out, or the listing: room for either beside the program's own lines */
 	tp->max_output_bytes = tp->ws.max_transfer_bytes + 1024 * 1024;
 	tp->timeout_seconds = tp->max_timeout_seconds;
+	/* the tool moves files; it reaches nothing (no egress, no holder) */
+	strv_free(tp->egress_allow);
+	tp->egress_allow = NULL;
 	brig_request req = { .language = BRIG_LANG_SHELL,
 			     .code = data ? data : "",
 			     .code_len = data ? data_len : 0 };
@@ -810,6 +889,7 @@ void spec_free(brig_spec *spec)
 	free(spec->image_id);
 	free(spec->workspace);
 	egress_free(spec->egress);
+	spec_free(spec->net_holder);
 	free(spec);
 }
 
@@ -929,6 +1009,7 @@ json_object *spec_to_json(const brig_spec *s)
 	I(max_input_bytes);
 	S(workspace);
 	json_object_object_add(o, "egress", egress_json(s->egress));
+	json_object_object_add(o, "net_holder", s->net_holder ? spec_to_json(s->net_holder) : NULL);
 #undef S
 #undef I
 #undef B
@@ -989,8 +1070,39 @@ static bool mounts_eq(brig_mount *const *a, brig_mount *const *b)
 
 /* Every field is compared here or named below: a field appended to brig_spec must be added,
  * or the warm pool could hand a run a box started with a different one. */
-_Static_assert(offsetof(brig_spec, egress) + sizeof(brig_egress *) == sizeof(brig_spec),
+_Static_assert(offsetof(brig_spec, net_holder) + sizeof(brig_spec *) == sizeof(brig_spec),
 	       "a field was appended to brig_spec: compare it in spec_same_box()");
+
+/* Labels equal but the holder's brig.box= (its box's name, which is the one run's). */
+static bool holder_labels_eq(char *const *a, char *const *b)
+{
+	size_t i = 0, j = 0;
+	for (;;) {
+		while (a && a[i] && strncmp(a[i], "brig.box=", 9) == 0)
+			i++;
+		while (b && b[j] && strncmp(b[j], "brig.box=", 9) == 0)
+			j++;
+		bool ea = !a || !a[i], eb = !b || !b[j];
+		if (ea || eb)
+			return ea && eb;
+		if (strcmp(a[i++], b[j++]) != 0)
+			return false;
+	}
+}
+
+/* Two boxes' network holders: the same but for their names (and so their labels' brig.box). */
+static bool holder_same(const brig_spec *a, const brig_spec *b)
+{
+	if (!a || !b)
+		return !a && !b;
+	if (!holder_labels_eq(a->labels, b->labels))
+		return false;
+	brig_spec x = *a;
+	x.name = b->name;
+	x.labels = b->labels;
+	x.argv = b->argv; /* how long it waits: a warm box's waits until it is removed */
+	return spec_same_box(&x, b);
+}
 
 bool spec_same_box(const brig_spec *a, const brig_spec *b)
 {
@@ -1002,7 +1114,10 @@ bool spec_same_box(const brig_spec *a, const brig_spec *b)
 	       str_eq(a->image_id, b->image_id) && strv_eq(a->labels, b->labels) && argv_eq(a, b) &&
 	       (!a->workspace || str_eq(a->user, b->user)) && strv_eq(a->env, b->env) &&
 	       str_eq(a->workdir, b->workdir) && str_eq(a->hostname, b->hostname) &&
-	       !a->exit_marker == !b->exit_marker && str_eq(a->network, b->network) &&
+	       !a->exit_marker == !b->exit_marker &&
+	       /* "container:" + the holder's name, the one run's: the holders compared */
+	       (a->net_holder || b->net_holder ? holder_same(a->net_holder, b->net_holder)
+					       : str_eq(a->network, b->network)) &&
 	       str_eq(a->dns, b->dns) && str_eq(a->runtime, b->runtime) &&
 	       a->read_only_rootfs == b->read_only_rootfs && str_eq(a->tmpfs_path, b->tmpfs_path) &&
 	       str_eq(a->tmpfs_options, b->tmpfs_options) && a->shm_bytes == b->shm_bytes &&

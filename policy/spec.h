@@ -28,8 +28,12 @@ typedef struct spec_target {
 /* A workspace as the boxes see it: its volume (named from its id) at /workspace. */
 #define SPEC_WS_VOLUME_PREFIX "brig-ws-"
 #define SPEC_WS_HOLDER_PREFIX "brig-wsh-"
-#define SPEC_WS_PATH          "/workspace"
-#define SPEC_WS_ID_HEX        32 /* 128 random bits */
+/* A box's network holder (egress) is named after it: the box's name + this */
+#define SPEC_NET_HOLDER_SUFFIX "-net"
+/* ...and ends by itself this long after its box's own deadline (brig removes it earlier) */
+#define SPEC_NET_HOLDER_SLACK_S 30
+#define SPEC_WS_PATH            "/workspace"
+#define SPEC_WS_ID_HEX          32 /* 128 random bits */
 
 /* Is `id` a workspace id as brig makes them (32 lowercase hex digits)? */
 bool spec_ws_id_valid(const char *id);

@@ -192,6 +192,11 @@ static void limits_json(json_object *o, const brig_policy *p, const brig_spec *s
 		json_object_object_add(e, "proxy", json_object_new_string(s->egress->proxy_name));
 		json_object_object_add(e, "proxy_address",
 				       json_object_new_string(s->egress->proxy_address));
+		json_object_object_add(e, "network", json_object_new_string(s->egress->network));
+		/* the box runs in its holder's network namespace (network "container:" + it) */
+		json_object_object_add(e, "net_holder",
+				       s->net_holder ? json_object_new_string(s->net_holder->name)
+						     : NULL);
 		json_object_object_add(l, "egress", e);
 	}
 	json_object_object_add(l, "user", json_object_new_string(s->user));

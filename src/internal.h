@@ -57,6 +57,10 @@ void run_slot_release(brig_ctx *ctx);
 /* run.c: the proxy of egress `e` is up and answering (its configuration written, the
  * backend's egress_ensure): before a run's box, or a warm box, is started */
 int run_egress_up(const loaded_backend *lb, const brig_egress *e, brig_error **err);
+/* run.c: the network holder of a box with egress (brig_spec.net_holder) started, before the
+ * box is created; removed, after the box is.  Neither does anything without a holder. */
+int run_holder_up(const loaded_backend *lb, const brig_spec *spec, brig_error **err);
+void run_holder_down(const loaded_backend *lb, const brig_spec *spec);
 
 /* dispatch.c */
 /* The backend the policy selects (backend name / auto, isolation minimum); never a silent

@@ -401,9 +401,17 @@ static pool_entry *start_one(brig_pool *p, int lang, const ws_handle *ws, brig_e
 	void *handle = NULL;
 	int64_t t0 = now_ms();
 	/* a box with egress joins its proxy's network: the proxy first, as for a run */
+	if (r == 0 && spec->net_holder) { /* it waits as long as its box, removed with it */
+		free(spec->net_holder->argv[1]);
+		spec->net_holder->argv[1] = xstrdup("infinity");
+	}
 	if (r == 0 && spec->egress)
 		r = run_egress_up(lb, spec->egress, err);
+	if (r == 0)
+		r = run_holder_up(lb, spec, err);
 	if (r < 0 || lb->be->prepare(spec, &handle, err) < 0) {
+		if (r == 0)
+			run_holder_down(lb, spec);
 		spec_free(spec);
 		uid_lease_release(&lease);
 		return NULL;
@@ -511,6 +519,7 @@ static void remove_one(brig_pool *p)
 		wake_workers(p); /* the engine removes in parallel well */
 	pthread_mutex_unlock(&p->lock);
 	e->lb->be->discard(e->handle);
+	run_holder_down(e->lb, e->spec);
 	entry_free(e);
 	pthread_mutex_lock(&p->lock);
 	p->n_removing--;
@@ -654,6 +663,7 @@ void pool_free(brig_pool *p)
 		pool_entry *e = p->removals;
 		p->removals = e->next;
 		e->lb->be->discard(e->handle);
+		run_holder_down(e->lb, e->spec);
 		entry_free(e);
 	}
 	core_debug("pool: stopped in %lld ms (%ld started, %ld taken, %ld drained)",

@@ -19,6 +19,7 @@
 #include "loader.h"
 #include "probe.h"
 #include "reap.h"
+#include "spec.h"
 #include "workspace.h"
 
 #define REAP_EVERY_S 60 /* the start-of-process reap, at most once a minute per installation */
@@ -26,8 +27,11 @@
 bool reap_box_orphaned(const char *name, const char *owner)
 {
 	static const char prefix[] = "brig-";
-	size_t n = name ? strlen(name) : 0;
-	if (n != sizeof prefix - 1 + 16 || strncmp(name, prefix, sizeof prefix - 1) != 0 ||
+	size_t n = name ? strlen(name) : 0, box = sizeof prefix - 1 + 16;
+	/* a box, or a box's network holder (its name + SPEC_NET_HOLDER_SUFFIX) */
+	if ((n != box && (n != box + strlen(SPEC_NET_HOLDER_SUFFIX) ||
+			  strcmp(name + box, SPEC_NET_HOLDER_SUFFIX) != 0)) ||
+	    strncmp(name, prefix, sizeof prefix - 1) != 0 ||
 	    strspn(name + sizeof prefix - 1, "0123456789abcdef") != 16)
 		return false;
 	return proc_owner_state(owner) == OWNER_DEAD;

@@ -286,6 +286,35 @@ static int egress_up(run_ctx *rc, brig_error **err)
 	return run_egress_up(rc->lb, rc->cold->egress, err);
 }
 
+int run_holder_up(const loaded_backend *lb, const brig_spec *spec, brig_error **err)
+{
+	const brig_spec *h = spec->net_holder;
+	if (!h)
+		return 0;
+	if (!BE_HOOK(lb->be, start_detached) || !BE_HOOK(lb->be, remove))
+		return brig_fail(err, BRIG_E_SANDBOX, 0,
+				 "egress: backend %s cannot start a network holder", lb->be->name);
+	int64_t t0 = now_ms();
+	int r = lb->be->start_detached(h, err);
+	if (r < 0)
+		brig_error_prefix(err, "network holder %s", h->name);
+	core_debug("run: network holder %s started in %lld ms", h->name,
+		   (long long)(now_ms() - t0));
+	return r;
+}
+
+void run_holder_down(const loaded_backend *lb, const brig_spec *spec)
+{
+	const brig_spec *h = spec->net_holder;
+	if (!h || !BE_HOOK(lb->be, remove))
+		return;
+	brig_error *e = NULL;
+	if (lb->be->remove(h->name, &e) < 0) /* its brig.owner label: the reaper finds it */
+		core_debug("cannot remove the network holder %s: %s", h->name,
+			   e && e->message ? e->message : "?");
+	brig_error_free(e);
+}
+
 /* Append `text` to the result's notice ("; " between two). */
 static void notice_add(run_ctx *rc, const char *text)
 {
@@ -304,8 +333,10 @@ static void run_box(run_ctx *rc, const brig_run_control *ctl)
 	if (!run_pooled(rc, ctl, &o)) {
 		brig_error *e = NULL;
 		rc->spec = rc->cold;
-		if (egress_up(rc, &e) < 0 || rc->lb->be->run(rc->cold, ctl, &o, &e) < 0)
+		if (egress_up(rc, &e) < 0 || run_holder_up(rc->lb, rc->cold, &e) < 0 ||
+		    rc->lb->be->run(rc->cold, ctl, &o, &e) < 0)
 			failed_before_start(&o, e);
+		run_holder_down(rc->lb, rc->cold); /* after the box: the address was its */
 		brig_error_free(e);
 	}
 	rc->res.duration_ms = now_ms() - t0;
@@ -521,6 +552,44 @@ static char *explain_image(const brig_spec *spec)
 			 pin ? "pinned, verified" : "not pinned: the ID the tag names now");
 }
 
+/* The backend's rendering of the box, after its network holder's when it has one. */
+static int explain_text(const loaded_backend *lb, const brig_spec *spec, char **out,
+			brig_error **err)
+{
+	*out = NULL;
+	cleanup_free char *holder = NULL;
+	int r = spec->net_holder ? lb->be->explain(spec->net_holder, &holder, err) : 0;
+	cleanup_free char *box = NULL;
+	if (r == 0)
+		r = lb->be->explain(spec, &box, err);
+	if (r < 0)
+		return r;
+	if (!holder) {
+		*out = steal_pointer(&box);
+		return 0;
+	}
+	/* the backend renders a run (attach, start, wait); the holder is only created and
+	 * started (start_detached): its rendering ends with the start */
+	char *attach = strstr(holder, "/attach?");
+	char *line = attach;
+	while (line && line > holder && line[-1] != '\n')
+		line--;
+	if (line) {
+		cleanup_free char *url = xstrndup(line, (size_t)(attach - line));
+		*line = '\0';
+		char *h =
+			xasprintf("%s%s/start\n(started detached: nothing attached; removed after "
+				  "the box)\n",
+				  holder, url);
+		free(holder);
+		holder = h;
+	}
+	*out = xasprintf("# the network holder, started first (the box runs in its network "
+			 "namespace, on %s)\n%s# the box\n%s",
+			 spec->egress->network, holder, box);
+	return 0;
+}
+
 int brig_explain(brig_ctx *ctx, const brig_request *req, char **out, brig_error **err)
 {
 	return brig_explain_in(ctx, req, NULL, out, err);
@@ -539,7 +608,7 @@ int brig_explain_in(brig_ctx *ctx, const brig_request *req, const char *id, char
 		r = BRIG_E_SYSTEM;
 	}
 	if (r == 0)
-		r = lb->be->explain(spec, &text, err);
+		r = explain_text(lb, spec, &text, err);
 	if (r == 0) {
 		cleanup_free char *traits = spec_describe_traits(spec);
 		cleanup_free char *image = explain_image(spec);
@@ -573,7 +642,7 @@ json_object *brig_explain_object_in(brig_ctx *ctx, const brig_request *req, cons
 		r = BRIG_E_SYSTEM;
 	}
 	if (r == 0)
-		r = lb->be->explain(spec, &text, err);
+		r = explain_text(lb, spec, &text, err);
 	if (r != 0 || !lb || !spec) {
 		spec_free(spec);
 		return NULL;

@@ -215,10 +215,12 @@ def running_box_of(pid, timeout=60):
     end = time.monotonic() + timeout
     while time.monotonic() < end:
         r = docker("ps", "--filter", "label=brig=1", "--filter", "status=running", "--format",
-                   '{{.Names}} {{.Label "brig.owner"}} {{.Label "brig.probe"}}')
+                   '{{.Names}} {{.Label "brig.owner"}} {{.Label "brig.role"}}'
+                   ' {{.Label "brig.probe"}}')
         for line in r.stdout.splitlines():
-            name, owner, *probe = line.split() + [""]  # a workspace's holder has no owner
-            if owner.startswith(f"{pid}:") and not any(probe):  # not gVisor's smoke box
+            # a workspace's holder has no owner; a box's network holder has brig.role
+            name, owner, *rest = line.split() + [""]
+            if owner.startswith(f"{pid}:") and not any(rest):  # not gVisor's smoke box
                 return name
         time.sleep(0.1)
     raise AssertionError(f"brig (pid {pid}) started no container within {timeout} s")

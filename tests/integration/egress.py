@@ -30,8 +30,8 @@ import time
 
 import brigtest
 import mcpclient
-from brigtest import (BACKEND, BRIG, backend_args, bridge_gateway, brig, docker, main,
-                      running_box_of, skip)
+from brigtest import (BACKEND, BRIG, backend_args, bridge_gateway, brig, container_exists, docker,
+                      main, running_box_of, skip)
 
 NS = f"brig-eg-{os.getpid()}"
 OCT = random.randint(100, 199)  # the upstream 203.0.113.OCT, the host side .OCT+50
@@ -342,10 +342,14 @@ def test_audit_and_access_log():
     line = lines[-1]
     eg = line["limits"]["egress"]
     assert eg["allow"] == STATE["allow"], eg
-    assert line["limits"]["network"].startswith("brig-egress-"), line["limits"]
+    # the box ran in its network holder's namespace; the holder, on the egress network, is gone
+    assert eg["network"].startswith("brig-egress-"), eg
+    assert line["limits"]["network"] == "container:" + eg["net_holder"], line["limits"]
+    assert eg["net_holder"] == line["container"] + "-net", (eg, line["container"])
+    assert not container_exists(eg["net_holder"]), eg["net_holder"]
     proxy = eg["proxy"]
     STATE["proxy"] = proxy
-    STATE["network"] = line["limits"]["network"]
+    STATE["network"] = eg["network"]
     logs = docker("logs", proxy)
     text = logs.stdout
     assert f"GET http://ok.test:8080/hello 200 {UP}" in text, text[-2000:]
@@ -478,8 +482,8 @@ def test_warm_box_with_egress():
     want = [("ok.test", 8080, True), ("other.test", 8080, False)]
 
     def idle_python():
-        p = docker("ps", "-a", "--filter", f"network={STATE['network']}", "--filter",
-                   "label=brig.language=python", "--format", "{{.Names}}")
+        p = docker("ps", "-a", "--filter", "label=brig.language=python", "--format",
+                   "{{.Names}}")
         return set(p.stdout.split())
 
     m = mcpclient.brig_mcp(BRIG, *backend_args(), "--policy", path, stderr=subprocess.DEVNULL)
@@ -503,6 +507,9 @@ def test_warm_box_with_egress():
             while stale & idle_python() and time.monotonic() < end:
                 time.sleep(0.1)
             assert not stale & idle_python(), stale & idle_python()
+            # with their network holders (one per box, removed after it)
+            assert not [n for n in stale if container_exists(n + "-net")], stale
+            assert not container_exists(r["container"] + "-net") or pooled, r["container"]
     finally:
         m.close()
 
@@ -568,8 +575,12 @@ def test_boxes_of_one_list_cannot_reach_each_other():
         a.stdin.write((LISTENER % {"wait": 15}).encode())
         a.stdin.close()
         box = running_box_of(a.pid)
+        # the box has its network holder's namespace, and so its address
+        mode = docker("inspect", "--format", "{{.HostConfig.NetworkMode}}", box).stdout.strip()
+        hid = docker("inspect", "--format", "{{.Id}}", f"{box}-net").stdout.strip()
+        assert mode == f"container:{hid}", (mode, hid)  # the engine keeps the holder's ID
         nets = json.loads(docker("inspect", "--format", "{{json .NetworkSettings.Networks}}",
-                                 box).stdout)
+                                 f"{box}-net").stdout)
         addr = [v["IPAddress"] for k, v in nets.items() if k.startswith("brig-egress-")][0]
         time.sleep(1.5)  # the listener is up (python starts in well under a second)
         probe = f"""
@@ -588,6 +599,45 @@ except OSError as e:
         a.wait(60)
     res = json.loads(out)
     assert res["verdict"] == "success" and res["stdout"].strip() == "none", res
+
+
+def test_killed_brig_leaves_no_holder():
+    """`brig run` SIGKILLed mid-run: its box ends by itself (brig-init's deadline), its network
+    holder is left running (brig could not remove it) until the next brig start reaps it (its
+    brig.owner is gone), and would end by itself shortly after the box (a bounded sleep)."""
+    cmd = [BRIG, "run", *backend_args(), "-l", "python", "--timeout", "5", "--policy",
+           STATE["policy"], "-c", "import time\nprint('up', flush=True)\ntime.sleep(60)\n"]
+    a = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        box = running_box_of(a.pid)
+        holder = box + "-net"
+        cmdline = json.loads(docker("inspect", "--format", "{{json .Config.Cmd}}", holder).stdout)
+        assert cmdline[0] == "sleep" and 5 + 3 < int(cmdline[1]) <= 5 + 3 + 60, cmdline
+        time.sleep(1)
+        a.kill()
+        a.wait(30)
+        end = time.monotonic() + 5 + 3 + 15
+        while time.monotonic() < end and docker(
+                "inspect", "--format", "{{.State.Running}}", box).stdout.strip() == "true":
+            time.sleep(0.2)
+        assert docker("inspect", "--format", "{{.State.Running}}", box).stdout.strip() != "true"
+        assert docker("inspect", "--format", "{{.State.Running}}",
+                      holder).stdout.strip() == "true", "the holder is still up: brig was killed"
+        cache = tempfile.mkdtemp(prefix="brig-egress-cache-")  # a fresh reap stamp
+        os.chmod(cache, 0o700)
+        try:
+            r = subprocess.run([BRIG, "run", *backend_args(), "-l", "shell", "-c", "echo ok"],
+                               capture_output=True, text=True, timeout=120,
+                               env=dict(os.environ, BRIG_CACHE_DIR=cache))
+            assert r.returncode == 0 and r.stdout == "ok\n", r
+        finally:
+            shutil.rmtree(cache, ignore_errors=True)
+        assert not container_exists(holder), f"{holder} left after the next brig start"
+        assert not container_exists(box), f"{box} left after the next brig start"
+    finally:
+        if a.poll() is None:
+            a.kill()
+            a.wait()
 
 
 def test_outer_network_has_its_fixed_subnet():
@@ -632,6 +682,20 @@ def test_explain_shows_egress():
     o = json.loads(r.stdout)
     eg = o["spec"]["egress"]
     assert eg["network"] == STATE["network"] and eg["allow"] == STATE["allow"], eg
+    # the box runs in its network holder's namespace; the holder is on the egress network,
+    # carries the box's hostname and nameserver, and runs nothing but sleep, under runc
+    h = o["spec"]["net_holder"]
+    assert o["spec"]["network"] == "container:" + h["name"], (o["spec"]["network"], h["name"])
+    assert h["name"] == o["spec"]["name"] + "-net", h["name"]
+    assert o["spec"]["hostname"] is None and o["spec"]["dns"] is None, o["spec"]
+    assert h["network"] == eg["network"] and h["hostname"] == "sandbox" and h["dns"], h
+    # it ends by itself after the box's own deadline (the run's limit + 3 s), should brig die
+    limit_s = o["spec"]["timeout_ms"] // 1000
+    assert h["argv"][0] == "sleep" and int(h["argv"][1]) > limit_s + 3, h["argv"]
+    assert h["runtime"] == "runc", h
+    assert h["cap_drop_all"] and h["no_new_privileges"] and h["read_only_rootfs"], h
+    assert "brig.role=net-holder" in h["labels"], h["labels"]
+    assert f'name={h["name"]}' in o["rendered"] and "container:" + h["name"] in o["rendered"]
     STATE["config_dir"] = eg["config_dir"]
     assert os.path.isfile(os.path.join(eg["config_dir"], "squid.conf")), eg
     if BACKEND == "gvisor":
@@ -711,7 +775,7 @@ if __name__ == "__main__":
               test_audit_and_access_log, test_decisions_joined_into_result_and_audit,
               test_no_request_no_decision, test_node_fetch_through_the_proxy,
               test_proxy_dies_mid_run, test_proxy_restarted_mid_run, test_warm_box_with_egress,
-              test_boxes_of_one_list_cannot_reach_each_other,
+              test_boxes_of_one_list_cannot_reach_each_other, test_killed_brig_leaves_no_holder,
               test_outer_network_has_its_fixed_subnet, test_foreign_network_refused,
               test_explain_shows_egress, test_doctor_reports_egress,
               test_rotated_log_is_not_a_complete_list, test_gc_removes_idle_proxy])

@@ -2553,8 +2553,39 @@ static void test_spec_egress(void)
 	const brig_egress *e = s->egress;
 	CU_ASSERT_EQUAL(strlen(e->digest), 12);
 	CU_ASSERT_TRUE(starts_with(e->network, "brig-egress-"));
-	CU_ASSERT_STRING_EQUAL(s->network, e->network);
-	CU_ASSERT_STRING_EQUAL(s->dns, BRIG_NEUTRAL_DNS); /* no resolver that answers */
+	/* the box runs in its network holder's namespace; the holder is on the network, with the
+	 * box's hostname and a nameserver that answers nothing */
+	const brig_spec *h = s->net_holder;
+	CU_ASSERT_PTR_NOT_NULL_FATAL(h);
+	cleanup_free char *hname = xasprintf("%s-net", s->name);
+	cleanup_free char *mode = xasprintf("container:%s", hname);
+	CU_ASSERT_STRING_EQUAL(h->name, hname);
+	CU_ASSERT_STRING_EQUAL(s->network, mode);
+	CU_ASSERT_PTR_NULL(s->dns);
+	CU_ASSERT_PTR_NULL(s->hostname);
+	CU_ASSERT_STRING_EQUAL(h->network, e->network);
+	CU_ASSERT_STRING_EQUAL(h->dns, BRIG_NEUTRAL_DNS); /* no resolver that answers */
+	CU_ASSERT_STRING_EQUAL(h->hostname, "sandbox");
+	CU_ASSERT_STRING_EQUAL(h->runtime, "runc");
+	CU_ASSERT_STRING_EQUAL(h->argv[0], "sleep");
+	CU_ASSERT_PTR_NULL(h->net_holder);
+	CU_ASSERT_PTR_NULL(h->egress);
+	CU_ASSERT_TRUE(h->cap_drop_all && h->no_new_privileges && h->read_only_rootfs);
+	CU_ASSERT_EQUAL(h->memory_bytes, 16 * 1024 * 1024);
+	bool role = false, box = false;
+	for (char **l = h->labels; *l; l++) {
+		role = role || strcmp(*l, "brig.role=net-holder") == 0;
+		box = box || (starts_with(*l, "brig.box=") && strcmp(*l + 9, s->name) == 0);
+	}
+	CU_ASSERT_TRUE(role && box);
+	/* another box of the same policy: the same box for the warm pool, its own holder */
+	brig_spec *s3 = make_ok(p, BRIG_LANG_PYTHON, BRIG_ISOLATION_CONTAINER);
+	CU_ASSERT_STRING_NOT_EQUAL(s3->net_holder->name, h->name);
+	CU_ASSERT_TRUE(spec_same_box(s, s3));
+	free(s3->net_holder->hostname); /* a holder that differs is another box */
+	s3->net_holder->hostname = xstrdup("other");
+	CU_ASSERT_FALSE(spec_same_box(s, s3));
+	spec_free(s3);
 	CU_ASSERT_TRUE(starts_with(e->subnet, "10.2"));
 	CU_ASSERT_TRUE(starts_with(e->config_dir, dir));
 	cleanup_free char *url = xasprintf("http://%s:3128", e->proxy_address);
@@ -2591,12 +2622,14 @@ static void test_spec_egress(void)
 	/* gVisor: the runtime registered for egress boxes */
 	s2 = make_ok(q, BRIG_LANG_PYTHON, BRIG_ISOLATION_GVISOR);
 	CU_ASSERT_STRING_EQUAL(s2->runtime, "runsc-egress");
+	CU_ASSERT_STRING_EQUAL(s2->net_holder->runtime, "runc"); /* it runs no agent code */
 	spec_free(s2);
 	brig_policy_free(q);
 	/* no egress: no network at all */
 	q = brig_policy_new_default();
 	s2 = make_ok(q, BRIG_LANG_PYTHON, BRIG_ISOLATION_CONTAINER);
 	CU_ASSERT_PTR_NULL(s2->egress);
+	CU_ASSERT_PTR_NULL(s2->net_holder);
 	CU_ASSERT_STRING_EQUAL(s2->network, "none");
 	spec_free(s2);
 	brig_policy_free(q);
