@@ -60,6 +60,7 @@ void dock_state_free(run_state *st)
 	free(st->name);
 	sb_free(&st->early);
 	free(st->egress_addr);
+	free(st->egress_owner);
 	free(st->egress_proxy);
 	free(st->egress_mark);
 	free(st->egress_log);
@@ -191,6 +192,39 @@ static int do_start(run_state *st, brig_error **err)
 /* A box with egress: its address on the internal network, which the engine gives it at start,
  * so that the proxy's log lines can be told to be its own.  Without it the run goes on; its
  * decisions are then unknown (the outcome's egress_log stays NULL). */
+/* The address of running container `name` on `network`, or NULL (*err says why when it can). */
+static char *address_on(const char *name, const char *network, brig_error **err)
+{
+	cleanup_response dock_response resp;
+	dock_response_init(&resp);
+	json_object *o = NULL, *ns, *nets, *net, *ip, *state, *running;
+	char *addr = NULL;
+	if (dock_engine_request("GET", INSPECT_MS, NULL, &resp, err, "/containers/%s/json", name) ==
+		    0 &&
+	    resp.status == 200)
+		o = json_answer("inspecting the container", &resp, err);
+	if (json_object_object_get_ex(o, "State", &state) &&
+	    json_object_object_get_ex(state, "Running", &running) &&
+	    json_object_get_boolean(running) &&
+	    json_object_object_get_ex(o, "NetworkSettings", &ns) &&
+	    json_object_object_get_ex(ns, "Networks", &nets) &&
+	    json_object_object_get_ex(nets, network, &net) &&
+	    json_object_object_get_ex(net, "IPAddress", &ip) && json_object_get_string_len(ip))
+		addr = xstrdup(json_object_get_string(ip));
+	json_object_put(o);
+	return addr;
+}
+
+/* The container that has the box's network: in its network holder's namespace
+ * (brig_spec.net_holder, network "container:" + its name) the holder, else the box. */
+static const char *network_owner(const brig_spec *s, const char *box)
+{
+	static const char holder[] = "container:";
+	return s->network && strncmp(s->network, holder, sizeof holder - 1) == 0
+		       ? s->network + sizeof holder - 1
+		       : box;
+}
+
 static void egress_address(run_state *st)
 {
 	const brig_spec *s = st->spec;
@@ -199,22 +233,10 @@ static void egress_address(run_state *st)
 	if (s->struct_size < offsetof(brig_spec, egress) + sizeof(void *) || !s->egress)
 		return;
 	cleanup_error brig_error *e = NULL;
-	cleanup_response dock_response resp;
-	dock_response_init(&resp);
-	json_object *o = NULL, *ns, *nets, *net, *ip;
-	/* in its network holder's namespace (brig_spec.net_holder) the address is the holder's */
-	static const char holder[] = "container:";
-	int r = s->network && strncmp(s->network, holder, sizeof holder - 1) == 0
-			? dock_engine_request("GET", INSPECT_MS, NULL, &resp, &e,
-					      "/containers/%s/json", s->network + sizeof holder - 1)
-			: container_request(st, "GET", "/json", NULL, INSPECT_MS, &resp, &e);
-	if (r == 0 && resp.status == 200)
-		o = json_answer("inspecting the container", &resp, &e);
-	if (json_object_object_get_ex(o, "NetworkSettings", &ns) &&
-	    json_object_object_get_ex(ns, "Networks", &nets) &&
-	    json_object_object_get_ex(nets, s->egress->network, &net) &&
-	    json_object_object_get_ex(net, "IPAddress", &ip) && json_object_get_string_len(ip)) {
-		st->egress_addr = xstrdup(json_object_get_string(ip));
+	const char *owner = network_owner(s, st->name);
+	st->egress_addr = address_on(owner, s->egress->network, &e);
+	if (st->egress_addr) {
+		st->egress_owner = xstrdup(owner);
 		/* the proxy the box talks to: the one at the end must be the same, its log must
 		 * still hold the mark from before the box's first request */
 		st->egress_since_ms = wall_now_ms();
@@ -229,7 +251,6 @@ static void egress_address(run_state *st)
 	} else
 		plugin_log(BRIG_LOG_WARN, "%s: no address on %s: its egress is not audited (%s)",
 			   st->name, s->egress->network, e ? e->message : "not in the answer");
-	json_object_put(o);
 }
 
 /* ---- the I/O loop ------------------------------------------------------------------------- */
@@ -633,7 +654,13 @@ void dock_flow_egress_end(run_state *st, const brig_egress *eg, int *r, brig_err
 
 bool dock_flow_egress_handover(run_state *st, const brig_egress *eg)
 {
-	if (!st->egress_addr || !st->egress_proxy)
+	if (!st->egress_addr || !st->egress_proxy || !st->egress_owner)
+		return false;
+	/* the box's network is still the one it started with: its holder runs and holds the
+	 * address the proxy's lines are joined on (gone, another container could have it) */
+	cleanup_error brig_error *e = NULL;
+	cleanup_free char *now = address_on(st->egress_owner, eg->network, &e);
+	if (!now || strcmp(now, st->egress_addr) != 0)
 		return false;
 	cleanup_free char *proxy = NULL;
 	char *mark = NULL;

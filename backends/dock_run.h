@@ -54,6 +54,7 @@ typedef struct run_state {
 	int64_t egress_since_ms; /* wall clock, ms, before the proxy's begin mark: the box's lines
 				  * are logged after it */
 	char *egress_addr;       /* with egress: the box's address on its internal network */
+	char *egress_owner;      /* ...the container that holds it (the box's network holder) */
 	char *egress_proxy;      /* with egress: its proxy once the box ran (dock_egress_begin) */
 	char *egress_mark;       /* with egress: the host's begin mark in that proxy's log */
 	char *egress_log;        /* with egress: the proxy's log lines of the box (outcome) */

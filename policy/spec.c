@@ -271,7 +271,8 @@ char *spec_describe_traits(const brig_spec *s)
 			sb_printf(
 				&sb,
 				"# runtime %s: gVisor with --network=host: the box's network goes\n"
-				"#   through the host kernel's stack (in the box's own namespace), "
+				"#   through the host kernel's stack (in its network holder's "
+				"namespace), "
 				"not\n"
 				"#   gVisor's netstack\n",
 				s->runtime);
@@ -587,18 +588,11 @@ static int fill_egress(brig_spec *s, const brig_policy *p, const spec_target *t,
 	return 0;
 }
 
-/* The network holder of a box with egress (brig_spec.net_holder): the box runs in its network
- * namespace, so the engine's wiring of the egress network (~400 ms) and its release at the
- * box's exit happen to the holder, which the warm pool starts ahead of the call.  Like the
- * workspace's holder it runs nothing of the agent's, only `sleep`: the policy's shell image
- * under runc whatever the box's runtime (its kernel never runs agent code; a gVisor sandbox
- * would cost ~40 host threads for nothing), brig's seccomp profile, 16 MiB, 0.1 CPU, no brig-init
- * (no stdin).  It carries the box's owner label: brig removes it after the box, and the reaper
- * removes one whose brig is gone (its name is the box's + SPEC_NET_HOLDER_SUFFIX).  The box's
- * hostname and nameserver are set on the holder (the engine refuses both with a container's
- * network mode; the box sees the holder's). */
-static int add_net_holder(brig_spec *s, const brig_policy *p, const spec_target *target,
-			  int timeout_s, brig_error **err)
+/* The spec both holders start from (a workspace's, a box's network holder): the policy's shell
+ * image (`image`: as looked up, or NULL), under runc whatever the runs' runtime, 16 MiB, 0.1 CPU,
+ * no network and no egress of its own, no workspace; the caller makes its program `sleep`. */
+static int build_sleeper(const brig_policy *p, const spec_target *target,
+			 const brig_image_info *image, brig_spec **out, brig_error **err)
 {
 	brig_policy *hp = brig_policy_copy(p);
 	hp->timeout_seconds = hp->max_timeout_seconds = 1;
@@ -608,19 +602,39 @@ static int add_net_holder(brig_spec *s, const brig_policy *p, const spec_target 
 	hp->tmpfs_mb = 1;
 	hp->network = false;
 	strv_free(hp->egress_allow);
-	hp->egress_allow = NULL; /* the holder's network is set below, by hand */
+	hp->egress_allow = NULL;
 	hp->isolation = BRIG_ISOLATION_CONTAINER;
 	spec_target t = *target;
 	t.runtime = "runc";
 	t.isolation = BRIG_ISOLATION_CONTAINER;
 	t.workspace = NULL;
-	t.image = NULL; /* the shell image, not the box's: looked up by its reference */
+	t.image = image;
+	t.holder_image = NULL;
 	brig_request req = { .language = BRIG_LANG_SHELL, .code = "", .code_len = 0 };
-	brig_spec *h = NULL;
-	int r = spec_build(hp, &req, BRIG_TIMEOUT_REFUSE, &t, &h, NULL, err);
+	*out = NULL;
+	int r = spec_build(hp, &req, BRIG_TIMEOUT_REFUSE, &t, out, NULL, err);
 	brig_policy_free(hp);
-	if (r < 0 || !h)
-		return r < 0 ? r : BRIG_E_SYSTEM;
+	return r < 0 ? r : *out ? 0 : BRIG_E_SYSTEM;
+}
+
+/* The network holder of a box with egress (brig_spec.net_holder): the box runs in its network
+ * namespace, so the engine's wiring of the egress network (~400 ms) and its release at the
+ * box's exit happen to the holder, which the warm pool starts ahead of the call.  Like the
+ * workspace's holder it runs nothing of the agent's, only `sleep`: the policy's shell image
+ * under runc whatever the box's runtime (its kernel never runs agent code; a gVisor sandbox
+ * would cost ~40 host threads for nothing), the policy's seccomp choice, 16 MiB, 0.1 CPU, no
+ * brig-init (no stdin).  It carries the box's owner label: brig removes it after the box, and the
+ * reaper removes one whose brig is gone (its name is the box's + SPEC_NET_HOLDER_SUFFIX).  The
+ * box's hostname and nameserver are set on the holder (the engine refuses both with a container's
+ * network mode; the box sees the holder's). */
+static int add_net_holder(brig_spec *s, const brig_policy *p, const spec_target *target,
+			  int timeout_s, brig_error **err)
+{
+	/* the shell image, its pin checked as for any box; the network is set below, by hand */
+	brig_spec *h = NULL;
+	int r = build_sleeper(p, target, target->holder_image, &h, err);
+	if (r < 0)
+		return r;
 	free(h->name);
 	h->name = xasprintf("%s" SPEC_NET_HOLDER_SUFFIX, s->name);
 	strv_free(h->argv);
@@ -750,24 +764,10 @@ int spec_build_holder(const brig_policy *p, const spec_target *target, const cha
 {
 	if (!spec_ws_id_valid(id))
 		return brig_fail(err, BRIG_E_USAGE, 0, "not a workspace id");
-	brig_policy *hp = brig_policy_copy(p);
-	hp->timeout_seconds = hp->max_timeout_seconds = 1;
-	hp->memory_mb = 16;
-	hp->cpus = 0.1;
-	hp->pids_limit = 8;
-	hp->tmpfs_mb = 1;
-	hp->network = false;
-	hp->isolation = BRIG_ISOLATION_CONTAINER;
-	spec_target t = *target;
-	t.runtime = "runc";
-	t.isolation = BRIG_ISOLATION_CONTAINER;
-	t.workspace = NULL;
-	brig_request req = { .language = BRIG_LANG_SHELL, .code = "", .code_len = 0 };
 	brig_spec *s = NULL;
-	int r = spec_build(hp, &req, BRIG_TIMEOUT_REFUSE, &t, &s, NULL, err);
-	brig_policy_free(hp);
-	if (r < 0 || !s)
-		return r < 0 ? r : BRIG_E_SYSTEM;
+	int r = build_sleeper(p, target, target->image, &s, err);
+	if (r < 0)
+		return r;
 	free(s->name);
 	s->name = xasprintf(SPEC_WS_HOLDER_PREFIX "%s", id);
 	strv_free(s->argv);

@@ -23,6 +23,9 @@ typedef struct spec_target {
 	 * as it is (the engine resolves a pinned one by its content address) */
 	const brig_image_info *image;
 	const char *workspace; /* the box works in this workspace (its id), or NULL */
+	/* The same for the policy's shell image, the image of a box's network holder (egress):
+	 * its pin is checked and the holder starts from the ID; NULL: not looked up */
+	const brig_image_info *holder_image;
 } spec_target;
 
 /* A workspace as the boxes see it: its volume (named from its id) at /workspace. */
@@ -31,7 +34,7 @@ typedef struct spec_target {
 /* A box's network holder (egress) is named after it: the box's name + this */
 #define SPEC_NET_HOLDER_SUFFIX "-net"
 /* ...and ends by itself this long after its box's own deadline (brig removes it earlier) */
-#define SPEC_NET_HOLDER_SLACK_S 30
+#define SPEC_NET_HOLDER_SLACK_S 60
 #define SPEC_WS_PATH            "/workspace"
 #define SPEC_WS_ID_HEX          32 /* 128 random bits */
 

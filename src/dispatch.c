@@ -164,6 +164,10 @@ uint32_t dispatch_missing_features(const loaded_backend *lb, const brig_spec *sp
 	if (spec->network && strcmp(spec->network, "none") != 0 &&
 	    strcmp(spec->network, "bridge") != 0)
 		need |= BRIG_FEATURE_NETWORKS;
+	/* a plugin older than ABI 2.4 would look for the box's address in the box, not in its
+	 * network holder, and lose the audit of its egress */
+	if (spec->net_holder && lb->be->abi_minor < 4)
+		need |= BRIG_FEATURE_NETWORKS;
 	if (spec->masked_paths && spec->masked_paths[0])
 		need |= BRIG_FEATURE_MASKED_PATHS;
 	if (spec->image_id)

@@ -389,9 +389,12 @@ static pool_entry *start_one(brig_pool *p, int lang, const ws_handle *ws, brig_e
 	/* the ID the tag names now: a run compares it (spec_same_box), so a rebuilt image drains
 	 * the boxes of the old one */
 	brig_image_info image = { .struct_size = sizeof image };
+	brig_image_info himage = { .struct_size = sizeof himage };
 	image_target(p->ctx, lb, (brig_language)lang, &image, &t);
+	image_holder_target(p->ctx, lb, &himage, &t);
 	int r = spec_build(p->ctx->policy, &req, BRIG_TIMEOUT_CLAMP, &t, &spec, NULL, err);
 	image_info_clear(&image);
+	image_info_clear(&himage);
 	uint32_t missing = r == 0 ? dispatch_missing_features(lb, spec, true) : 0;
 	if (missing) {
 		cleanup_free char *names = dispatch_feature_names(missing);
@@ -410,7 +413,7 @@ static pool_entry *start_one(brig_pool *p, int lang, const ws_handle *ws, brig_e
 	if (r == 0)
 		r = run_holder_up(lb, spec, err);
 	if (r < 0 || lb->be->prepare(spec, &handle, err) < 0) {
-		if (r == 0)
+		if (spec) /* idempotent; a create the engine made before its answer failed */
 			run_holder_down(lb, spec);
 		spec_free(spec);
 		uid_lease_release(&lease);

@@ -408,11 +408,15 @@ static int prepare_run(run_ctx *rc, brig_timeout_mode mode, bool cancellable, br
 	t.user = user;
 	t.workspace = rc->ws.user ? rc->ws.id : NULL;
 	brig_image_info image = { .struct_size = sizeof image };
-	if (r == 0)
+	brig_image_info himage = { .struct_size = sizeof himage };
+	if (r == 0) {
 		image_target(rc->ctx, rc->lb, rc->req->language, &image, &t);
+		image_holder_target(rc->ctx, rc->lb, &himage, &t);
+	}
 	if (r == 0)
 		r = spec_build(rc->ctx->policy, rc->req, mode, &t, &rc->cold, &rc->notice, err);
 	image_info_clear(&image);
+	image_info_clear(&himage);
 	uint32_t missing = r == 0 ? dispatch_missing_features(rc->lb, rc->cold, cancellable) : 0;
 	if (missing) {
 		cleanup_free char *names = dispatch_feature_names(missing);
@@ -532,9 +536,12 @@ static int explain_prepare(brig_ctx *ctx, const brig_request *req, const char *w
 	t.user = user;
 	t.workspace = ws.user ? ws.id : NULL;
 	brig_image_info image = { .struct_size = sizeof image };
+	brig_image_info himage = { .struct_size = sizeof himage };
 	image_target(ctx, *lb, req->language, &image, &t);
+	image_holder_target(ctx, *lb, &himage, &t);
 	r = spec_build(ctx->policy, req, BRIG_TIMEOUT_REFUSE, &t, spec, NULL, err);
 	image_info_clear(&image);
+	image_info_clear(&himage);
 	uid_lease_release(&lease);
 	ws_release(&ws);
 	return r;
@@ -577,10 +584,10 @@ static int explain_text(const loaded_backend *lb, const brig_spec *spec, char **
 	if (line) {
 		cleanup_free char *url = xstrndup(line, (size_t)(attach - line));
 		*line = '\0';
-		char *h =
-			xasprintf("%s%s/start\n(started detached: nothing attached; removed after "
-				  "the box)\n",
-				  holder, url);
+		char *h = xasprintf(
+			"%s%s/start\n(created detached: AttachStdin, AttachStdout, "
+			"AttachStderr, OpenStdin and StdinOnce false; removed after the box)\n",
+			holder, url);
 		free(holder);
 		holder = h;
 	}

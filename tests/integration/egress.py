@@ -462,17 +462,23 @@ def test_proxy_restarted_mid_run():
     assert "GET /after-restart" in upstream_log(UP), upstream_log(UP)  # it did work, though
 
 
+def warm_policy(n, name):
+    """The suite's policy with a warm pool of n boxes per language, written to WORK/name."""
+    with open(STATE["policy"]) as f:
+        pol = json.load(f)
+    pol["warm_pool"] = n
+    path = os.path.join(WORK, name)
+    with open(path, "w") as f:
+        json.dump(pol, f)
+    return path
+
+
 def test_warm_box_with_egress():
     """brig mcp keeps boxes with egress warm.  A call in one is audited like a cold one (the
     host marks the proxy's log at the hand-over; the lines of the box's address after it).  A
     warm box whose proxy was restarted while it waited is not used: the call runs cold, and
     that one call drops every idle box of the old proxy, so the next call is warm again."""
-    with open(STATE["policy"]) as f:
-        pol = json.load(f)
-    pol["warm_pool"] = 2
-    path = os.path.join(WORK, "policy-warm.json")
-    with open(path, "w") as f:
-        json.dump(pol, f)
+    path = warm_policy(2, "policy-warm.json")
     code = ("import urllib.request as u, urllib.error as e\n"
             "print(u.urlopen('http://ok.test:8080/warm', timeout=8).status)\n"
             "try:\n"
@@ -482,9 +488,12 @@ def test_warm_box_with_egress():
     want = [("ok.test", 8080, True), ("other.test", 8080, False)]
 
     def idle_python():
-        p = docker("ps", "-a", "--filter", "label=brig.language=python", "--format",
-                   "{{.Names}}")
+        # running: the box of the call before has exited (its removal is in the background)
+        p = docker("ps", "--filter", "label=brig.language=python", "--format", "{{.Names}}")
         return set(p.stdout.split())
+
+    def stale_left(stale):  # the boxes, or their network holders (removed after them)
+        return stale & idle_python() or [n for n in stale if container_exists(n + "-net")]
 
     m = mcpclient.brig_mcp(BRIG, *backend_args(), "--policy", path, stderr=subprocess.DEVNULL)
     try:
@@ -504,14 +513,60 @@ def test_warm_box_with_egress():
                 mine = [json.loads(x) for x in f if r["container"] in x]
             assert len(mine) == 1 and mine[0]["egress_decisions"] == r["egress"], mine
             end = time.monotonic() + 15  # removed in the background
-            while stale & idle_python() and time.monotonic() < end:
+            while stale_left(stale) and time.monotonic() < end:
                 time.sleep(0.1)
-            assert not stale & idle_python(), stale & idle_python()
-            # with their network holders (one per box, removed after it)
-            assert not [n for n in stale if container_exists(n + "-net")], stale
+            assert not stale_left(stale), stale_left(stale)
             assert not container_exists(r["container"] + "-net") or pooled, r["container"]
     finally:
         m.close()
+
+
+def test_warm_box_whose_holder_is_gone():
+    """An idle warm box whose network holder was removed while it waited has no network: the
+    hand-over finds the holder gone (or its address another's) and the call runs in another box,
+    here a cold one, with its decisions joined as usual."""
+    path = warm_policy(1, "policy-warm-holder.json")
+    code = ("import urllib.request as u\n"
+            "print(u.urlopen('http://ok.test:8080/h', timeout=8).status)\n")
+    m = mcpclient.brig_mcp(BRIG, *backend_args(), "--policy", path, stderr=subprocess.DEVNULL)
+    try:
+        m.wait_pool({"python": 1}, timeout=180)
+        idle = docker("ps", "--filter", "label=brig.language=python", "--format",
+                      "{{.Names}}").stdout.split()
+        assert len(idle) == 1, idle
+        assert docker("rm", "-f", idle[0] + "-net").returncode == 0
+        r = m.run_code("python", code, timeout_seconds=30)
+        assert r["verdict"] == "success" and r["stdout"] == "200\n", r
+        assert r["pooled"] is False and r["container"] != idle[0], r
+        assert [(d["host"], d["allowed"]) for d in r["egress"]] == [("ok.test", True)], r["egress"]
+    finally:
+        m.close()
+
+
+def test_killed_server_leaves_no_holder():
+    """`brig mcp` SIGKILLed with warm egress boxes: its reaper removes the boxes and their
+    network holders (each waits as long as its box, so nothing else would end them)."""
+    path = warm_policy(1, "policy-warm-kill.json")
+    m = mcpclient.brig_mcp(BRIG, *backend_args(), "--policy", path, stderr=subprocess.DEVNULL)
+
+    def mine():
+        r = docker("ps", "-a", "--filter", "label=brig=1", "--format",
+                   '{{.Names}} {{.Label "brig.owner"}}')
+        return [x.split()[0] for x in r.stdout.splitlines()
+                if len(x.split()) == 2 and x.split()[1].startswith(f"{m.pid}:")]
+    try:
+        m.wait_pool({"python": 1, "node": 1, "shell": 1}, timeout=180)
+        left = mine()
+        assert len([n for n in left if n.endswith("-net")]) >= 3, left
+        os.kill(m.pid, 9)
+        m.p.wait(30)
+        end = time.monotonic() + 15
+        while mine() and time.monotonic() < end:
+            time.sleep(0.2)
+        assert not mine(), f"left after the server's reaper: {mine()}"
+    finally:
+        if m.p.poll() is None:
+            m.p.kill()
 
 
 NODE_PROBE = r'''
@@ -693,6 +748,7 @@ def test_explain_shows_egress():
     limit_s = o["spec"]["timeout_ms"] // 1000
     assert h["argv"][0] == "sleep" and int(h["argv"][1]) > limit_s + 3, h["argv"]
     assert h["runtime"] == "runc", h
+    assert (h["image_id"] or "").startswith("sha256:"), h  # looked up, its pin checked
     assert h["cap_drop_all"] and h["no_new_privileges"] and h["read_only_rootfs"], h
     assert "brig.role=net-holder" in h["labels"], h["labels"]
     assert f'name={h["name"]}' in o["rendered"] and "container:" + h["name"] in o["rendered"]
@@ -775,6 +831,7 @@ if __name__ == "__main__":
               test_audit_and_access_log, test_decisions_joined_into_result_and_audit,
               test_no_request_no_decision, test_node_fetch_through_the_proxy,
               test_proxy_dies_mid_run, test_proxy_restarted_mid_run, test_warm_box_with_egress,
+              test_warm_box_whose_holder_is_gone, test_killed_server_leaves_no_holder,
               test_boxes_of_one_list_cannot_reach_each_other, test_killed_brig_leaves_no_holder,
               test_outer_network_has_its_fixed_subnet, test_foreign_network_refused,
               test_explain_shows_egress, test_doctor_reports_egress,

@@ -465,6 +465,29 @@ static void test_workspace_holder_and_tool(void)
 	CU_ASSERT(r.spec->output_limit >= (size_t)p->ws.max_transfer_bytes);
 	release(&r);
 	brig_policy_free(p);
+	/* under an egress allowlist neither the holder nor a tool box reaches anything: no
+	 * network, no network holder of their own */
+	char dir[] = "/tmp/brig-test-parity.XXXXXX";
+	CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(dir));
+	setenv("BRIG_CACHE_DIR", dir, 1);
+	CU_ASSERT_EQUAL_FATAL(
+		brig_policy_load_string("{\"egress\": {\"allow\": [\"ok.test:443\"]}}", "t", &p,
+					&err),
+		0);
+	brig_spec *h = NULL;
+	CU_ASSERT_EQUAL_FATAL(spec_build_holder(p, &t, WS_ID, 600, &h, &err), 0);
+	CU_ASSERT_STRING_EQUAL(h->network, "none");
+	CU_ASSERT_PTR_NULL(h->egress);
+	CU_ASSERT_PTR_NULL(h->net_holder);
+	spec_free(h);
+	CU_ASSERT_EQUAL_FATAL(spec_build_tool(p, &t, tool, "", 0, &h, &err), 0);
+	CU_ASSERT_STRING_EQUAL(h->network, "none");
+	CU_ASSERT_PTR_NULL(h->egress);
+	CU_ASSERT_PTR_NULL(h->net_holder);
+	spec_free(h);
+	brig_policy_free(p);
+	unsetenv("BRIG_CACHE_DIR");
+	rmdir(dir);
 }
 
 /* The egress network is one field of the final spec: both renderings put the box on the
