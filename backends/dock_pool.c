@@ -63,10 +63,12 @@ int dock_run_prepared(void *handle, const brig_spec *spec, const brig_run_contro
 					? spec->egress
 					: NULL;
 	if (eg && !dock_flow_egress_handover(st, eg))
-		return plugin_fail(err, BRIG_E_UNAVAILABLE, 0,
-				   "prepared container %s: its egress proxy %s is not the one it "
-				   "started with, or cannot be marked",
-				   st->name, eg->proxy_name);
+		return plugin_fail(
+			err, BRIG_E_UNAVAILABLE, 0,
+			"prepared container %s: its egress proxy %s is not the one it "
+			"started with or cannot be marked, or its network holder is gone "
+			"or holds another address",
+			st->name, eg->proxy_name);
 	st->spec = spec;
 	st->cancel_fd = -1;
 	if (ctl && ctl->struct_size >= offsetof(brig_run_control, cancel_fd) + sizeof(int))

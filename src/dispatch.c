@@ -164,15 +164,16 @@ uint32_t dispatch_missing_features(const loaded_backend *lb, const brig_spec *sp
 	if (spec->network && strcmp(spec->network, "none") != 0 &&
 	    strcmp(spec->network, "bridge") != 0)
 		need |= BRIG_FEATURE_NETWORKS;
-	/* a plugin older than ABI 2.4 would look for the box's address in the box, not in its
-	 * network holder, and lose the audit of its egress */
-	if (spec->net_holder && lb->be->abi_minor < 4)
-		need |= BRIG_FEATURE_NETWORKS;
 	if (spec->masked_paths && spec->masked_paths[0])
 		need |= BRIG_FEATURE_MASKED_PATHS;
 	if (spec->image_id)
 		need |= BRIG_FEATURE_IMAGE_ID;
-	return need & ~lb->be->features;
+	uint32_t missing = need & ~lb->be->features;
+	/* a plugin older than ABI 2.4 would look for the box's address in the box, not in its
+	 * network holder, and lose the audit of its egress: it lacks networks as brig makes them */
+	if (spec->net_holder && lb->be->abi_minor < 4)
+		missing |= BRIG_FEATURE_NETWORKS;
+	return missing;
 }
 
 char *dispatch_feature_names(uint32_t bits)
@@ -180,7 +181,7 @@ char *dispatch_feature_names(uint32_t bits)
 	static const char *const names[] = { "a seccomp profile",
 					     "cancellation",
 					     "mounts",
-					     "networks",
+					     "networks (with egress: plugin ABI 2.4 or later)",
 					     "masked paths (mask_host_details)",
 					     "starting a box from a pinned image ID",
 					     "workspaces" };

@@ -590,12 +590,16 @@ static void test_egress_network(void)
 	/* a backend that cannot make networks is refused the box; one that can is not */
 	brig_backend be = { .struct_size = sizeof be,
 			    .name = "fake",
+			    .abi_minor = BRIG_BACKEND_ABI_MINOR,
 			    .features = BRIG_FEATURE_SECCOMP_PROFILE | BRIG_FEATURE_MOUNTS |
 					BRIG_FEATURE_MASKED_PATHS };
 	loaded_backend lb = { .be = &be };
 	CU_ASSERT_EQUAL(dispatch_missing_features(&lb, r.spec, false), BRIG_FEATURE_NETWORKS);
 	be.features |= BRIG_FEATURE_NETWORKS;
 	CU_ASSERT_EQUAL(dispatch_missing_features(&lb, r.spec, false), 0);
+	/* ...but not one older than ABI 2.4: it would not read the address from the holder */
+	be.abi_minor = 3;
+	CU_ASSERT_EQUAL(dispatch_missing_features(&lb, r.spec, false), BRIG_FEATURE_NETWORKS);
 	release(&r);
 	/* gVisor boxes with egress run under the runtime registered for them */
 	render(egress_policy, BRIG_LANG_PYTHON, BRIG_ISOLATION_GVISOR, "runsc-seccomp", &r);
