@@ -1073,30 +1073,12 @@ static bool mounts_eq(brig_mount *const *a, brig_mount *const *b)
 _Static_assert(offsetof(brig_spec, net_holder) + sizeof(brig_spec *) == sizeof(brig_spec),
 	       "a field was appended to brig_spec: compare it in spec_same_box()");
 
-/* Labels equal but the holder's brig.box= (its box's name, which is the one run's). */
-static bool holder_labels_eq(char *const *a, char *const *b)
-{
-	size_t i = 0, j = 0;
-	for (;;) {
-		while (a && a[i] && strncmp(a[i], "brig.box=", 9) == 0)
-			i++;
-		while (b && b[j] && strncmp(b[j], "brig.box=", 9) == 0)
-			j++;
-		bool ea = !a || !a[i], eb = !b || !b[j];
-		if (ea || eb)
-			return ea && eb;
-		if (strcmp(a[i++], b[j++]) != 0)
-			return false;
-	}
-}
-
-/* Two boxes' network holders: the same but for their names (and so their labels' brig.box). */
+/* Two boxes' network holders: the same but for their names.  Their labels are their boxes'
+ * (compared with the boxes) plus their role and brig.box=<the one run's box>. */
 static bool holder_same(const brig_spec *a, const brig_spec *b)
 {
 	if (!a || !b)
 		return !a && !b;
-	if (!holder_labels_eq(a->labels, b->labels))
-		return false;
 	brig_spec x = *a;
 	x.name = b->name;
 	x.labels = b->labels;
