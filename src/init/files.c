@@ -204,6 +204,19 @@ static int copy_in(int dirfd, const char *tmp, const char *path, long long *tota
 	return r;
 }
 
+/* The rest of the data, read and dropped: a put that fails (a full quota, a bad path) ends
+ * only at the data's end, so the sender never writes into a closed pipe.  The docker client
+ * turned that into its own exit 1 in place of the tool's status (seen once under load). */
+static void drain_stdin(void)
+{
+	static char buf[65536];
+	for (;;) {
+		ssize_t n = read(STDIN_FILENO, buf, sizeof buf);
+		if (n == 0 || (n < 0 && errno != EINTR))
+			return;
+	}
+}
+
 /* Into a temporary name first, renamed over the target at the end: a failed transfer (a full
  * quota) leaves the old file, or nothing, never half a file. */
 static int do_put(const char *path)
@@ -228,6 +241,8 @@ static int do_put(const char *path)
 	}
 	if (r == 0)
 		dprintf(STDOUT_FILENO, "%lld\n", total);
+	else
+		drain_stdin();
 	if (dirfd >= 0)
 		close(dirfd);
 	free(copy);
