@@ -64,12 +64,16 @@ void image_target(const brig_ctx *ctx, const loaded_backend *lb, brig_language l
 	brig_error_free(e);
 }
 
-void image_holder_target(const brig_ctx *ctx, const loaded_backend *lb, brig_image_info *info,
-			 spec_target *t)
+void image_holder_target(const brig_ctx *ctx, const loaded_backend *lb, brig_language lang,
+			 brig_image_info *info, spec_target *t)
 {
 	t->holder_image = NULL;
 	if (!ctx->policy->egress_allow || !ctx->policy->egress_allow[0])
 		return;
+	if (lang == BRIG_LANG_SHELL) { /* the box's own image, looked up just before */
+		t->holder_image = t->image;
+		return;
+	}
 	spec_target ht = *t;
 	image_target(ctx, lb, BRIG_LANG_SHELL, info, &ht);
 	t->holder_image = ht.image;

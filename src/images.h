@@ -23,9 +23,10 @@ void image_target(const brig_ctx *ctx, const loaded_backend *lb, brig_language l
 		  brig_image_info *info, spec_target *t);
 
 /* The same for the network holder of a box with egress (the shell image, t->holder_image);
- * nothing without an egress allowlist. */
-void image_holder_target(const brig_ctx *ctx, const loaded_backend *lb, brig_image_info *info,
-			 spec_target *t);
+ * nothing without an egress allowlist.  Call it after image_target() for the box's language
+ * lang: a shell box's image is the holder's, not looked up twice. */
+void image_holder_target(const brig_ctx *ctx, const loaded_backend *lb, brig_language lang,
+			 brig_image_info *info, spec_target *t);
 
 /* The same for the gVisor smoke box (shell): when the policy's shell tag moved away from its pin,
  * the smoke box runs in the pinned image itself if the engine still has it, so that whether

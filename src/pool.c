@@ -391,7 +391,7 @@ static pool_entry *start_one(brig_pool *p, int lang, const ws_handle *ws, brig_e
 	brig_image_info image = { .struct_size = sizeof image };
 	brig_image_info himage = { .struct_size = sizeof himage };
 	image_target(p->ctx, lb, (brig_language)lang, &image, &t);
-	image_holder_target(p->ctx, lb, &himage, &t);
+	image_holder_target(p->ctx, lb, (brig_language)lang, &himage, &t);
 	int r = spec_build(p->ctx->policy, &req, BRIG_TIMEOUT_CLAMP, &t, &spec, NULL, err);
 	image_info_clear(&image);
 	image_info_clear(&himage);

@@ -411,7 +411,7 @@ static int prepare_run(run_ctx *rc, brig_timeout_mode mode, bool cancellable, br
 	brig_image_info himage = { .struct_size = sizeof himage };
 	if (r == 0) {
 		image_target(rc->ctx, rc->lb, rc->req->language, &image, &t);
-		image_holder_target(rc->ctx, rc->lb, &himage, &t);
+		image_holder_target(rc->ctx, rc->lb, rc->req->language, &himage, &t);
 	}
 	if (r == 0)
 		r = spec_build(rc->ctx->policy, rc->req, mode, &t, &rc->cold, &rc->notice, err);
@@ -538,7 +538,7 @@ static int explain_prepare(brig_ctx *ctx, const brig_request *req, const char *w
 	brig_image_info image = { .struct_size = sizeof image };
 	brig_image_info himage = { .struct_size = sizeof himage };
 	image_target(ctx, *lb, req->language, &image, &t);
-	image_holder_target(ctx, *lb, &himage, &t);
+	image_holder_target(ctx, *lb, req->language, &himage, &t);
 	r = spec_build(ctx->policy, req, BRIG_TIMEOUT_REFUSE, &t, spec, NULL, err);
 	image_info_clear(&image);
 	image_info_clear(&himage);
