@@ -214,6 +214,11 @@ typedef struct brig_backend {
 	/* Remove every egress proxy (and its internal network) that no box is attached to and
 	 * that started more than idle_seconds ago; *removed counts the proxies removed. */
 	int (*egress_gc)(int idle_seconds, int *removed, brig_error **err);
+
+	/* ---- appended in ABI 2.4: the box's network holder ---- */
+	/* Render what start_detached() does with `spec` (creation, start, no stdin, nothing
+	 * attached; removed by remove()), for `brig explain` of a box's network holder. */
+	int (*explain_detached)(const brig_spec *spec, char **out, brig_error **err);
 } brig_backend;
 
 /* Fields up to and including `run` are required of every plugin. */

@@ -126,6 +126,25 @@ static bool shell_safe(const char *w)
 	return true;
 }
 
+char **cli_render_detached_argv(const brig_spec *spec, const char *docker, const char *seccomp_file)
+{
+	char **argv = cli_render_argv(spec, docker, seccomp_file);
+	size_t k = 0;
+	for (size_t i = 0; argv[i]; i++) {
+		if (strcmp(argv[i], "--rm") == 0) {
+			free(argv[i]);
+			continue;
+		}
+		if (strcmp(argv[i], "-i") == 0) {
+			free(argv[i]);
+			argv[i] = xstrdup("-d");
+		}
+		argv[k++] = argv[i];
+	}
+	argv[k] = NULL;
+	return argv;
+}
+
 char *cli_shell_quote(const char *word)
 {
 	if (shell_safe(word))

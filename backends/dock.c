@@ -540,12 +540,7 @@ int dock_start_detached(const brig_spec *spec, brig_error **err)
 {
 	if (!spec || !dock_valid_name(spec->name))
 		return plugin_fail(err, BRIG_E_USAGE, 0, "start_detached: no container name");
-	json_object *b = dock_create_body(spec, true);
-	/* nothing attached, no stdin: the program's output goes nowhere (log driver none) */
-	static const char *const off[] = { "AttachStdin", "AttachStdout", "AttachStderr",
-					   "OpenStdin", "StdinOnce" };
-	for (size_t i = 0; i < sizeof off / sizeof *off; i++)
-		json_object_object_add(b, off[i], json_object_new_boolean(false));
+	json_object *b = dock_detached_body(spec, true);
 	cleanup_response dock_response resp;
 	dock_response_init(&resp);
 	int r = dock_engine_request(

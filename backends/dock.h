@@ -71,6 +71,8 @@ int dock_probe_engine(brig_probe_info *info, dock_engine *eng);
 /* Hooks, parametrised by the OCI runtime a plugin stands for. */
 int dock_probe(const brig_probe_request *req, brig_probe_info *info, brig_error **err);
 int dock_explain(const char *backend, const brig_spec *spec, char **out, brig_error **err);
+/* What dock_start_detached does with the spec, for humans. */
+int dock_explain_detached(const char *backend, const brig_spec *spec, char **out, brig_error **err);
 int dock_run(const brig_spec *spec, const brig_run_control *ctl, brig_outcome *out,
 	     brig_error **err);
 int dock_remove(const char *name, brig_error **err);
@@ -127,5 +129,7 @@ char *dock_filters(const char *const *kv);
 /* The create body for a spec (for run, explain and the CLI/API parity test).  `full_seccomp`
  * false abbreviates the seccomp profile text for humans. */
 json_object *dock_create_body(const brig_spec *spec, bool full_seccomp);
+/* The same for start_detached: nothing attached, no stdin. */
+json_object *dock_detached_body(const brig_spec *spec, bool full_seccomp);
 
 #endif

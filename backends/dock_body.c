@@ -174,6 +174,17 @@ json_object *dock_create_body(const brig_spec *s, bool full_seccomp)
 	return b;
 }
 
+json_object *dock_detached_body(const brig_spec *spec, bool full_seccomp)
+{
+	json_object *b = dock_create_body(spec, full_seccomp);
+	/* nothing attached, no stdin: the program's output goes nowhere (log driver none) */
+	static const char *const off[] = { "AttachStdin", "AttachStdout", "AttachStderr",
+					   "OpenStdin", "StdinOnce" };
+	for (size_t i = 0; i < sizeof off / sizeof *off; i++)
+		json_object_object_add(b, off[i], json_object_new_boolean(false));
+	return b;
+}
+
 /* The engine line of explain; without a reachable engine the newest API brig speaks is shown. */
 static void explain_engine(strbuf *sb, const char *backend, char *api, size_t apisz)
 {
@@ -196,6 +207,17 @@ static void explain_engine(strbuf *sb, const char *backend, char *api, size_t ap
 		    "absent)\n\n");
 }
 
+/* The engine line and the create request of explain, its body taken (the run's or the
+ * detached one).  The API version the paths show is left in api. */
+static void explain_create(strbuf *sb, const char *backend, const brig_spec *s, json_object *body,
+			   char *api, size_t apisz)
+{
+	explain_engine(sb, backend, api, apisz);
+	sb_printf(sb, "POST /v%s/containers/create?name=%s\n%s\n\n", api, s->name,
+		  json_object_to_json_string_ext(body, JSON_C_TO_STRING_PRETTY | JSON_OUT_FLAGS));
+	json_object_put(body);
+}
+
 int dock_explain(const char *backend, const brig_spec *s, char **out, brig_error **err)
 {
 	if (!s || !s->name || !s->image)
@@ -203,11 +225,7 @@ int dock_explain(const char *backend, const brig_spec *s, char **out, brig_error
 	char api[16];
 	strbuf sb;
 	sb_init(&sb);
-	explain_engine(&sb, backend, api, sizeof api);
-	json_object *body = dock_create_body(s, false);
-	sb_printf(&sb, "POST /v%s/containers/create?name=%s\n%s\n\n", api, s->name,
-		  json_object_to_json_string_ext(body, JSON_C_TO_STRING_PRETTY | JSON_OUT_FLAGS));
-	json_object_put(body);
+	explain_create(&sb, backend, s, dock_create_body(s, false), api, sizeof api);
 	const char *c = s->name;
 	sb_printf(
 		&sb,
@@ -226,6 +244,24 @@ int dock_explain(const char *backend, const brig_spec *s, char **out, brig_error
 		"    always, whatever happened\n",
 		api, c, api, c, s->stdin_len, s->max_output_bytes, api, c, (long long)s->timeout_ms,
 		api, c, api, c, api, c);
+	*out = sb_steal(&sb);
+	return 0;
+}
+
+int dock_explain_detached(const char *backend, const brig_spec *s, char **out, brig_error **err)
+{
+	if (!s || !s->name || !s->image)
+		return plugin_fail(err, BRIG_E_USAGE, 0, "explain: incomplete container spec");
+	char api[16];
+	strbuf sb;
+	sb_init(&sb);
+	explain_create(&sb, backend, s, dock_detached_body(s, false), api, sizeof api);
+	sb_printf(&sb,
+		  "POST /v%s/containers/%s/start\n"
+		  "    detached: no stdin, nothing attached\n"
+		  "DELETE /v%s/containers/%s?force=1&v=1\n"
+		  "    when the host removes it\n",
+		  api, s->name, api, s->name);
 	*out = sb_steal(&sb);
 	return 0;
 }

@@ -11,6 +11,11 @@ static int api_explain(const brig_spec *spec, char **out, brig_error **err)
 	return dock_explain("docker-api", spec, out, err);
 }
 
+static int api_explain_detached(const brig_spec *spec, char **out, brig_error **err)
+{
+	return dock_explain_detached("docker-api", spec, out, err);
+}
+
 static const brig_backend docker_api_backend = {
 	.abi_major = BRIG_BACKEND_ABI_MAJOR,
 	.abi_minor = BRIG_BACKEND_ABI_MINOR,
@@ -23,6 +28,7 @@ static const brig_backend docker_api_backend = {
 	.default_runtime = "runc",
 	.probe = dock_probe,
 	.explain = api_explain,
+	.explain_detached = api_explain_detached,
 	.run = dock_run,
 	.remove = dock_remove,
 	.image_id = dock_image_id,

@@ -83,6 +83,33 @@ static int cli_probe(const brig_probe_request *req, brig_probe_info *info, brig_
 
 /* ---- explain --------------------------------------------------------------------------- */
 
+/* "docker run" on the first line, then one flag (with its value) per line, then the image
+ * and the program's argv. */
+static void explain_argv(strbuf *sb, char **argv, const brig_spec *spec)
+{
+	size_t n = strv_len(argv), i = 0;
+	size_t image_at = n - strv_len(spec->argv) - 1;
+	sb_printf(sb, "%s %s", argv[0], argv[1]);
+	for (i = 2; i < image_at; i++) {
+		cleanup_free char *q = cli_shell_quote(argv[i]);
+		bool is_flag = argv[i][0] == '-';
+		sb_printf(sb, "%s%s", is_flag ? " \\\n  " : " ", q);
+	}
+	sb_puts(sb, " \\\n ");
+	for (i = image_at; i < n; i++) {
+		cleanup_free char *q = cli_shell_quote(argv[i]);
+		sb_printf(sb, " %s", q);
+	}
+}
+
+static void explain_profile_note(strbuf *sb, const brig_spec *spec)
+{
+	if (spec->seccomp_profile)
+		sb_puts(sb, "# brig-seccomp.json: the profile in force; write it first with\n"
+			    "#   brig policy --seccomp-profile [the same --policy/--isolation] > "
+			    "brig-seccomp.json\n");
+}
+
 static int cli_explain(const brig_spec *spec, char **out, brig_error **err)
 {
 	const char *dk = docker() ? docker() : "docker";
@@ -90,30 +117,30 @@ static int cli_explain(const brig_spec *spec, char **out, brig_error **err)
 		cli_render_argv(spec, dk, spec->seccomp_profile ? "brig-seccomp.json" : NULL);
 	strbuf sb;
 	sb_init(&sb);
-	size_t n = strv_len(argv), i = 0;
-	size_t image_at = n - strv_len(spec->argv) - 1;
-	/* "docker run" on the first line, then one flag (with its value) per line. */
-	sb_printf(&sb, "%s %s", argv[0], argv[1]);
-	for (i = 2; i < image_at; i++) {
-		cleanup_free char *q = cli_shell_quote(argv[i]);
-		bool is_flag = argv[i][0] == '-';
-		sb_printf(&sb, "%s%s", is_flag ? " \\\n  " : " ", q);
-	}
-	sb_puts(&sb, " \\\n ");
-	for (i = image_at; i < n; i++) {
-		cleanup_free char *q = cli_shell_quote(argv[i]);
-		sb_printf(&sb, " %s", q);
-	}
+	explain_argv(&sb, argv, spec);
 	sb_printf(&sb,
 		  " < CODE\n# CODE: %zu bytes on stdin (brig-init's header line, then the "
 		  "program); wall time %" PRId64
 		  " ms from the start, output capped at %zu bytes (stdout+stderr), then "
 		  "`docker rm -f %s`\n",
 		  spec->stdin_len, spec->timeout_ms, spec->max_output_bytes, spec->name);
-	if (spec->seccomp_profile)
-		sb_puts(&sb, "# brig-seccomp.json: the profile in force; write it first with\n"
-			     "#   brig policy --seccomp-profile [the same --policy/--isolation] > "
-			     "brig-seccomp.json\n");
+	explain_profile_note(&sb, spec);
+	*out = sb_steal(&sb);
+	(void)err;
+	return 0;
+}
+
+static int cli_explain_detached(const brig_spec *spec, char **out, brig_error **err)
+{
+	const char *dk = docker() ? docker() : "docker";
+	cleanup_strv char **argv = cli_render_detached_argv(
+		spec, dk, spec->seccomp_profile ? "brig-seccomp.json" : NULL);
+	strbuf sb;
+	sb_init(&sb);
+	explain_argv(&sb, argv, spec);
+	sb_printf(&sb, "\n# detached: no stdin, nothing attached; removed with `docker rm -f %s`\n",
+		  spec->name);
+	explain_profile_note(&sb, spec);
 	*out = sb_steal(&sb);
 	(void)err;
 	return 0;
@@ -536,20 +563,7 @@ static int cli_start_detached(const brig_spec *spec, brig_error **err)
 	cleanup_free char *profile = NULL;
 	if (spec->seccomp_profile && !(profile = write_profile(spec, err)))
 		return BRIG_E_SYSTEM;
-	cleanup_strv char **argv = cli_render_argv(spec, docker(), profile);
-	size_t k = 0;
-	for (size_t i = 0; argv[i]; i++) {
-		if (strcmp(argv[i], "--rm") == 0) {
-			free(argv[i]);
-			continue;
-		}
-		if (strcmp(argv[i], "-i") == 0) {
-			free(argv[i]);
-			argv[i] = xstrdup("-d");
-		}
-		argv[k++] = argv[i];
-	}
-	argv[k] = NULL;
+	cleanup_strv char **argv = cli_render_detached_argv(spec, docker(), profile);
 	strbuf out, why;
 	sb_init(&out);
 	sb_init(&why);
@@ -603,6 +617,7 @@ static const brig_backend cli_backend = {
 	.default_runtime = "runc",
 	.probe = cli_probe,
 	.explain = cli_explain,
+	.explain_detached = cli_explain_detached,
 	.run = cli_run_spec,
 	.remove = cli_remove,
 	.image_id = cli_image_id,

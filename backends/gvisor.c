@@ -18,6 +18,11 @@ static int gv_explain(const brig_spec *spec, char **out, brig_error **err)
 	return dock_explain("gvisor", spec, out, err);
 }
 
+static int gv_explain_detached(const brig_spec *spec, char **out, brig_error **err)
+{
+	return dock_explain_detached("gvisor", spec, out, err);
+}
+
 static const brig_backend gvisor_backend = {
 	.abi_major = BRIG_BACKEND_ABI_MAJOR,
 	.abi_minor = BRIG_BACKEND_ABI_MINOR,
@@ -31,6 +36,7 @@ static const brig_backend gvisor_backend = {
 	.default_runtime = "runsc-seccomp",
 	.probe = dock_probe,
 	.explain = gv_explain,
+	.explain_detached = gv_explain_detached,
 	.run = dock_run,
 	.remove = dock_remove,
 	.image_id = dock_image_id,

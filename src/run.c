@@ -559,13 +559,20 @@ static char *explain_image(const brig_spec *spec)
 			 pin ? "pinned, verified" : "not pinned: the ID the tag names now");
 }
 
-/* The backend's rendering of the box, after its network holder's when it has one. */
+/* The backend's rendering of the box, after its network holder's when it has one (what
+ * start_detached does with it). */
 static int explain_text(const loaded_backend *lb, const brig_spec *spec, char **out,
 			brig_error **err)
 {
 	*out = NULL;
 	cleanup_free char *holder = NULL;
-	int r = spec->net_holder ? lb->be->explain(spec->net_holder, &holder, err) : 0;
+	int r = 0;
+	if (spec->net_holder && !BE_HOOK(lb->be, explain_detached))
+		r = brig_fail(err, BRIG_E_UNAVAILABLE, 0,
+			      "backend %s cannot render a network holder's detached start",
+			      lb->be->name);
+	else if (spec->net_holder)
+		r = lb->be->explain_detached(spec->net_holder, &holder, err);
 	cleanup_free char *box = NULL;
 	if (r == 0)
 		r = lb->be->explain(spec, &box, err);
@@ -574,22 +581,6 @@ static int explain_text(const loaded_backend *lb, const brig_spec *spec, char **
 	if (!holder) {
 		*out = steal_pointer(&box);
 		return 0;
-	}
-	/* the backend renders a run (attach, start, wait); the holder is only created and
-	 * started (start_detached): its rendering ends with the start */
-	char *attach = strstr(holder, "/attach?");
-	char *line = attach;
-	while (line && line > holder && line[-1] != '\n')
-		line--;
-	if (line) {
-		cleanup_free char *url = xstrndup(line, (size_t)(attach - line));
-		*line = '\0';
-		char *h = xasprintf(
-			"%s%s/start\n(created detached: AttachStdin, AttachStdout, "
-			"AttachStderr, OpenStdin and StdinOnce false; removed after the box)\n",
-			holder, url);
-		free(holder);
-		holder = h;
 	}
 	*out = xasprintf("# the network holder, started first (the box runs in its network "
 			 "namespace, on %s)\n%s# the box\n%s",

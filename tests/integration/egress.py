@@ -763,6 +763,11 @@ def test_explain_shows_egress():
     assert h["cap_drop_all"] and h["no_new_privileges"] and h["read_only_rootfs"], h
     assert "brig.role=net-holder" in h["labels"], h["labels"]
     assert f'name={h["name"]}' in o["rendered"] and "container:" + h["name"] in o["rendered"]
+    # the holder rendered as start_detached starts it: no stdin, nothing attached
+    held, box = o["rendered"].split("\n# the box\n")
+    assert "/attach?" not in held and "< CODE" not in held and "--rm" not in held, held
+    assert f'/containers/{h["name"]}/start\n' in held and '"OpenStdin": false' in held, held
+    assert "/attach?" in box, box
     STATE["config_dir"] = eg["config_dir"]
     assert os.path.isfile(os.path.join(eg["config_dir"], "squid.conf")), eg
     if BACKEND == "gvisor":

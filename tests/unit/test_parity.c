@@ -502,11 +502,23 @@ static void check_holder(const brig_spec *box)
 {
 	CU_ASSERT_PTR_NOT_NULL_FATAL(box->net_holder);
 	rendered h = { .spec = box->net_holder };
-	h.argv = cli_render_argv(h.spec, "/usr/bin/docker",
-				 h.spec->seccomp_profile ? "/tmp/p.json" : NULL);
-	h.body = dock_create_body(h.spec, true);
+	/* as start_detached starts it: no stdin, nothing attached, removed by the host */
+	h.argv = cli_render_detached_argv(h.spec, "/usr/bin/docker",
+					  h.spec->seccomp_profile ? "/tmp/p.json" : NULL);
+	h.body = dock_detached_body(h.spec, true);
 	CU_ASSERT_FATAL(json_object_object_get_ex(h.body, "HostConfig", &h.hc));
 	check_same(&h);
+	CU_ASSERT_TRUE(has_flag(h.argv, "-d"));
+	CU_ASSERT_FALSE(has_flag(h.argv, "-i"));
+	CU_ASSERT_FALSE(has_flag(h.argv, "--rm"));
+	static const char *const off[] = { "AttachStdin", "AttachStdout", "AttachStderr",
+					   "OpenStdin", "StdinOnce" };
+	for (size_t i = 0; i < sizeof off / sizeof *off; i++) {
+		json_object *v = NULL;
+		CU_ASSERT_FATAL(json_object_object_get_ex(h.body, off[i], &v));
+		CU_ASSERT_FALSE(json_object_get_boolean(v));
+	}
+	CU_ASSERT_FALSE(json_object_get_boolean(json_object_object_get(h.hc, "AutoRemove")));
 	CU_ASSERT_STRING_EQUAL(jstr(h.hc, "NetworkMode"), box->egress->network);
 	CU_ASSERT_STRING_EQUAL(flag1(h.argv, "--dns"), BRIG_NEUTRAL_DNS);
 	CU_ASSERT_STRING_EQUAL(jstr(h.body, "Hostname"), "sandbox");
