@@ -547,6 +547,19 @@ static int explain_prepare(brig_ctx *ctx, const brig_request *req, const char *w
 	return r;
 }
 
+/* Why `brig run` would refuse this box on this backend (as run_prepare does), or NULL: explain
+ * still shows the box, and says so. */
+static char *explain_refusal(const loaded_backend *lb, const brig_spec *spec)
+{
+	uint32_t missing = dispatch_missing_features(lb, spec, false);
+	if (!missing)
+		return NULL;
+	cleanup_free char *names = dispatch_feature_names(missing);
+	return xasprintf("`brig run` refuses this box: backend %s cannot honour it: it lacks "
+			 "support for %s",
+			 lb->be->name, names);
+}
+
 /* The image line of explain: the policy's reference, the ID the box starts from, and whether
  * the policy pins it. */
 static char *explain_image(const brig_spec *spec)
@@ -573,6 +586,9 @@ static int explain_text(const loaded_backend *lb, const brig_spec *spec, char **
 			      lb->be->name);
 	else if (spec->net_holder)
 		r = lb->be->explain_detached(spec->net_holder, &holder, err);
+	if (r == 0 && spec->net_holder && !holder)
+		r = brig_fail(err, BRIG_E_SYSTEM, 0, "backend %s rendered no network holder",
+			      lb->be->name);
 	cleanup_free char *box = NULL;
 	if (r == 0)
 		r = lb->be->explain(spec, &box, err);
@@ -610,11 +626,13 @@ int brig_explain_in(brig_ctx *ctx, const brig_request *req, const char *id, char
 	if (r == 0) {
 		cleanup_free char *traits = spec_describe_traits(spec);
 		cleanup_free char *image = explain_image(spec);
+		cleanup_free char *refused = explain_refusal(lb, spec);
 		*out = xasprintf(
-			"# backend: %s (%s isolation, runtime %s)%s%s\n# image: %s\n# seccomp: "
+			"# backend: %s (%s isolation, runtime %s)%s%s%s%s\n# image: %s\n# seccomp: "
 			"%s\n%s%s",
 			lb->be->name, brig_isolation_name(lb->be->isolation), spec->runtime,
-			fallback ? "\n# note: " : "", fallback ? fallback : "", image,
+			fallback ? "\n# note: " : "", fallback ? fallback : "",
+			refused ? "\n# refused: " : "", refused ? refused : "", image,
 			spec->seccomp_name ? spec->seccomp_name : "engine default", traits, text);
 		free(text);
 	}
@@ -652,6 +670,8 @@ json_object *brig_explain_object_in(brig_ctx *ctx, const brig_request *req, cons
 			       json_object_new_string(brig_isolation_name(lb->be->isolation)));
 	json_object_object_add(o, "runtime", json_object_new_string(spec->runtime));
 	json_object_object_add(o, "fallback", fallback ? json_object_new_string(fallback) : NULL);
+	cleanup_free char *refused = explain_refusal(lb, spec);
+	json_object_object_add(o, "refused", refused ? json_object_new_string(refused) : NULL);
 	json_object_object_add(o, "notes", json_object_new_string(traits));
 	json_object_object_add(o, "spec", spec_to_json(spec));
 	json_object_object_add(o, "rendered", json_object_new_string(text));

@@ -782,6 +782,17 @@ def test_host_details_hidden():
                            capture_output=True, text=True, timeout=60)
         assert p.returncode == 125 and "RAN" not in p.stdout, p
         assert "masked paths" in p.stderr and "mask_host_details" in p.stderr, p.stderr
+        # explain shows the box and says that run refuses it, in its text and its JSON
+        for fmt in ([], ["--json"]):
+            x = subprocess.run([BRIG, "explain", "--backend", "docker-cli", *fmt, "--policy",
+                                policy_file(mask_host_details=True), "-l", "shell", "-c",
+                                "echo RAN"], capture_output=True, text=True, timeout=60)
+            why = json.loads(x.stdout)["refused"] if fmt else x.stdout.split("# refused: ")[-1]
+            assert x.returncode == 0 and "`brig run` refuses this box" in why, x
+            assert "masked paths (mask_host_details)" in why, why
+        x = subprocess.run([BRIG, "explain", "--backend", "docker-cli", "--json", "-l", "shell",
+                            "-c", "echo RAN"], capture_output=True, text=True, timeout=60)
+        assert x.returncode == 0 and json.loads(x.stdout)["refused"] is None, x  # its opt-out
         r = brig(code=HOST_DETAILS)  # the suite's policy opts out: the host shows
         assert r["verdict"] == "success", r
         d = host_details(r["stdout"])
