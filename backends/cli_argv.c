@@ -3,6 +3,7 @@
 #include "config.h"
 
 #include <inttypes.h>
+#include <assert.h>
 #include <string.h>
 
 #include "cli_argv.h"
@@ -128,20 +129,16 @@ static bool shell_safe(const char *w)
 
 char **cli_render_detached_argv(const brig_spec *spec, const char *docker, const char *seccomp_file)
 {
+	/* cli_render_argv starts docker run -i --rm: the words at 2 and 3, never the program's */
 	char **argv = cli_render_argv(spec, docker, seccomp_file);
-	size_t k = 0;
-	for (size_t i = 0; argv[i]; i++) {
-		if (strcmp(argv[i], "--rm") == 0) {
-			free(argv[i]);
-			continue;
-		}
-		if (strcmp(argv[i], "-i") == 0) {
-			free(argv[i]);
-			argv[i] = xstrdup("-d");
-		}
-		argv[k++] = argv[i];
-	}
-	argv[k] = NULL;
+	assert(strcmp(argv[2], "-i") == 0 && strcmp(argv[3], "--rm") == 0);
+	free(argv[2]);
+	free(argv[3]);
+	argv[2] = xstrdup("-d");
+	size_t i = 3;
+	for (; argv[i + 1]; i++)
+		argv[i] = argv[i + 1];
+	argv[i] = NULL;
 	return argv;
 }
 

@@ -17,7 +17,9 @@
 #define DOCK_API_MIN_MINOR        40 /* oldest engine API brig accepts: 1.40 */
 /* How long the engine's OOM event may trail the box's exit (measured under load, gVisor; 1 s
  * was once too short for a docker-cli hog beside other suites).  Only an exit 137 that brig did
- * not cause and the engine did not mark OOMKilled waits for it. */
+ * not cause, with no OOM seen yet (State.OOMKilled for the Engine API, the events logged so far
+ * for docker-cli), waits for it: the Engine API backends poll and stop at the event, docker-cli
+ * waits all of it (a program that SIGKILLs itself pays 3 s). */
 #define DOCK_OOM_EVENT_MS 3000L
 
 /* What the libdock plugins honour of a spec (brig-backend.h). */

@@ -122,7 +122,7 @@ static int cli_explain(const brig_spec *spec, char **out, brig_error **err)
 		  " < CODE\n# CODE: %zu bytes on stdin (brig-init's header line, then the "
 		  "program); wall time %" PRId64
 		  " ms from the start, output capped at %zu bytes (stdout+stderr), then "
-		  "`docker rm -f %s`\n",
+		  "`docker rm -f -v %s`\n",
 		  spec->stdin_len, spec->timeout_ms, spec->max_output_bytes, spec->name);
 	explain_profile_note(&sb, spec);
 	*out = sb_steal(&sb);
@@ -138,7 +138,8 @@ static int cli_explain_detached(const brig_spec *spec, char **out, brig_error **
 	strbuf sb;
 	sb_init(&sb);
 	explain_argv(&sb, argv, spec);
-	sb_printf(&sb, "\n# detached: no stdin, nothing attached; removed with `docker rm -f %s`\n",
+	sb_printf(&sb,
+		  "\n# detached: no stdin, nothing attached; removed with `docker rm -f -v %s`\n",
 		  spec->name);
 	explain_profile_note(&sb, spec);
 	*out = sb_steal(&sb);

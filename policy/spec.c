@@ -1074,7 +1074,8 @@ _Static_assert(offsetof(brig_spec, net_holder) + sizeof(brig_spec *) == sizeof(b
 	       "a field was appended to brig_spec: compare it in spec_same_box()");
 
 /* Two boxes' network holders: the same but for their names.  Their labels are their boxes'
- * (compared with the boxes) plus their role and brig.box=<the one run's box>. */
+ * (compared with the boxes) but brig.language=, plus their role and brig.box=<the one run's
+ * box>: derived, not compared again. */
 static bool holder_same(const brig_spec *a, const brig_spec *b)
 {
 	if (!a || !b)

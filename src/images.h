@@ -23,8 +23,8 @@ void image_target(const brig_ctx *ctx, const loaded_backend *lb, brig_language l
 		  brig_image_info *info, spec_target *t);
 
 /* The same for the network holder of a box with egress (the shell image, t->holder_image);
- * nothing without an egress allowlist.  Call it after image_target() for the box's language
- * lang: a shell box's image is the holder's, not looked up twice. */
+ * nothing without an egress allowlist.  Must be called after image_target() for the box's
+ * language lang: a shell box's holder takes t->image (not looked up twice). */
 void image_holder_target(const brig_ctx *ctx, const loaded_backend *lb, brig_language lang,
 			 brig_image_info *info, spec_target *t);
 

@@ -518,7 +518,6 @@ static void check_holder(const brig_spec *box)
 		CU_ASSERT_FATAL(json_object_object_get_ex(h.body, off[i], &v));
 		CU_ASSERT_FALSE(json_object_get_boolean(v));
 	}
-	CU_ASSERT_FALSE(json_object_get_boolean(json_object_object_get(h.hc, "AutoRemove")));
 	CU_ASSERT_STRING_EQUAL(jstr(h.hc, "NetworkMode"), box->egress->network);
 	CU_ASSERT_STRING_EQUAL(flag1(h.argv, "--dns"), BRIG_NEUTRAL_DNS);
 	CU_ASSERT_STRING_EQUAL(jstr(h.body, "Hostname"), "sandbox");
