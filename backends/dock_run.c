@@ -189,9 +189,6 @@ static int do_start(run_state *st, brig_error **err)
 	return 0;
 }
 
-/* A box with egress: its address on the internal network, which the engine gives it at start,
- * so that the proxy's log lines can be told to be its own.  Without it the run goes on; its
- * decisions are then unknown (the outcome's egress_log stays NULL). */
 /* The address of running container `name` on `network`, or NULL (*err says why when it can). */
 static char *address_on(const char *name, const char *network, brig_error **err)
 {
@@ -225,6 +222,9 @@ static const char *network_owner(const brig_spec *s, const char *box)
 		       : box;
 }
 
+/* A box with egress: its address on the internal network, which the engine gives it at start,
+ * so that the proxy's log lines can be told to be its own.  Without it the run goes on; its
+ * decisions are then unknown (the outcome's egress_log stays NULL). */
 static void egress_address(run_state *st)
 {
 	const brig_spec *s = st->spec;

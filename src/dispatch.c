@@ -176,7 +176,8 @@ uint32_t dispatch_missing_features(const loaded_backend *lb, const brig_spec *sp
 	return missing;
 }
 
-char *dispatch_feature_names(uint32_t bits)
+/* "seccomp profile, cancel" for the missing bits (malloc'ed). */
+static char *dispatch_feature_names(uint32_t bits)
 {
 	static const char *const names[] = { "a seccomp profile",
 					     "cancellation",
@@ -193,6 +194,17 @@ char *dispatch_feature_names(uint32_t bits)
 	if (!sb.len)
 		sb_puts(&sb, "nothing");
 	return sb_steal(&sb);
+}
+
+char *dispatch_refusal(const loaded_backend *lb, const brig_spec *spec, bool cancellable,
+		       const char *what)
+{
+	uint32_t missing = dispatch_missing_features(lb, spec, cancellable);
+	if (!missing)
+		return NULL;
+	cleanup_free char *names = dispatch_feature_names(missing);
+	return xasprintf("backend %s cannot %s: it lacks support for %s", lb->be->name, what,
+			 names);
 }
 
 static loaded_backend *find_backend(brig_ctx *ctx, const char *name)

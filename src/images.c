@@ -64,9 +64,12 @@ void image_target(const brig_ctx *ctx, const loaded_backend *lb, brig_language l
 	brig_error_free(e);
 }
 
-void image_holder_target(const brig_ctx *ctx, const loaded_backend *lb, brig_language lang,
-			 brig_image_info *info, spec_target *t)
+void image_targets(const brig_ctx *ctx, const loaded_backend *lb, brig_language lang,
+		   box_images *im, spec_target *t)
 {
+	*im = (box_images){ .box = { .struct_size = sizeof im->box },
+			    .holder = { .struct_size = sizeof im->holder } };
+	image_target(ctx, lb, lang, &im->box, t);
 	t->holder_image = NULL;
 	if (!ctx->policy->egress_allow || !ctx->policy->egress_allow[0])
 		return;
@@ -75,8 +78,14 @@ void image_holder_target(const brig_ctx *ctx, const loaded_backend *lb, brig_lan
 		return;
 	}
 	spec_target ht = *t;
-	image_target(ctx, lb, BRIG_LANG_SHELL, info, &ht);
+	image_target(ctx, lb, BRIG_LANG_SHELL, &im->holder, &ht);
 	t->holder_image = ht.image;
+}
+
+void box_images_clear(box_images *im)
+{
+	image_info_clear(&im->box);
+	image_info_clear(&im->holder);
 }
 
 void image_probe_target(const brig_ctx *ctx, const loaded_backend *lb, brig_image_info *info,

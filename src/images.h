@@ -22,11 +22,18 @@ void image_info_clear(brig_image_info *info);
 void image_target(const brig_ctx *ctx, const loaded_backend *lb, brig_language lang,
 		  brig_image_info *info, spec_target *t);
 
-/* The same for the network holder of a box with egress (the shell image, t->holder_image);
- * nothing without an egress allowlist.  Must be called after image_target() for the box's
- * language lang: a shell box's holder takes t->image (not looked up twice). */
-void image_holder_target(const brig_ctx *ctx, const loaded_backend *lb, brig_language lang,
-			 brig_image_info *info, spec_target *t);
+/* The images of a box and of its network holder, as looked up for one spec_build. */
+typedef struct box_images {
+	brig_image_info box;
+	brig_image_info holder;
+} box_images;
+
+/* image_target for a box of `lang`, and the same for its network holder when the policy has an
+ * egress allowlist (the shell image, t->holder_image; a shell box's own answer, not looked up
+ * twice).  Clear *im with box_images_clear after spec_build. */
+void image_targets(const brig_ctx *ctx, const loaded_backend *lb, brig_language lang,
+		   box_images *im, spec_target *t);
+void box_images_clear(box_images *im);
 
 /* The same for the gVisor smoke box (shell): when the policy's shell tag moved away from its pin,
  * the smoke box runs in the pinned image itself if the engine still has it, so that whether

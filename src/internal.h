@@ -72,7 +72,9 @@ spec_target dispatch_target(const brig_ctx *ctx, const loaded_backend *lb);
 /* The features a spec needs that lb lacks, or 0. */
 uint32_t dispatch_missing_features(const loaded_backend *lb, const brig_spec *spec,
 				   bool cancellable);
-/* "seccomp profile, cancel" for the missing bits (malloc'ed). */
-char *dispatch_feature_names(uint32_t bits);
+/* Why lb refuses spec ("backend B cannot <what>: it lacks support for ..."), malloc'ed, or
+ * NULL when it lacks nothing the spec needs. */
+char *dispatch_refusal(const loaded_backend *lb, const brig_spec *spec, bool cancellable,
+		       const char *what);
 
 #endif

@@ -388,19 +388,14 @@ static pool_entry *start_one(brig_pool *p, int lang, const ws_handle *ws, brig_e
 	t.workspace = ws ? ws->id : NULL;
 	/* the ID the tag names now: a run compares it (spec_same_box), so a rebuilt image drains
 	 * the boxes of the old one */
-	brig_image_info image = { .struct_size = sizeof image };
-	brig_image_info himage = { .struct_size = sizeof himage };
-	image_target(p->ctx, lb, (brig_language)lang, &image, &t);
-	image_holder_target(p->ctx, lb, (brig_language)lang, &himage, &t);
+	box_images im;
+	image_targets(p->ctx, lb, (brig_language)lang, &im, &t);
 	int r = spec_build(p->ctx->policy, &req, BRIG_TIMEOUT_CLAMP, &t, &spec, NULL, err);
-	image_info_clear(&image);
-	image_info_clear(&himage);
-	uint32_t missing = r == 0 ? dispatch_missing_features(lb, spec, true) : 0;
-	if (missing) {
-		cleanup_free char *names = dispatch_feature_names(missing);
-		r = brig_fail(err, BRIG_E_UNAVAILABLE, 0, "backend %s lacks support for %s",
-			      lb->be->name, names);
-	}
+	box_images_clear(&im);
+	cleanup_free char *refused =
+		r == 0 ? dispatch_refusal(lb, spec, true, "honour this box") : NULL;
+	if (refused)
+		r = brig_fail(err, BRIG_E_UNAVAILABLE, 0, "%s", refused);
 	void *handle = NULL;
 	int64_t t0 = now_ms();
 	/* a box with egress joins its proxy's network: the proxy first, as for a run */

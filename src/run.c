@@ -407,23 +407,16 @@ static int prepare_run(run_ctx *rc, brig_timeout_mode mode, bool cancellable, br
 	spec_target t = rc->lb ? dispatch_target(rc->ctx, rc->lb) : (spec_target){ 0 };
 	t.user = user;
 	t.workspace = rc->ws.user ? rc->ws.id : NULL;
-	brig_image_info image = { .struct_size = sizeof image };
-	brig_image_info himage = { .struct_size = sizeof himage };
-	if (r == 0) {
-		image_target(rc->ctx, rc->lb, rc->req->language, &image, &t);
-		image_holder_target(rc->ctx, rc->lb, rc->req->language, &himage, &t);
-	}
+	box_images im = { 0 };
+	if (r == 0)
+		image_targets(rc->ctx, rc->lb, rc->req->language, &im, &t);
 	if (r == 0)
 		r = spec_build(rc->ctx->policy, rc->req, mode, &t, &rc->cold, &rc->notice, err);
-	image_info_clear(&image);
-	image_info_clear(&himage);
-	uint32_t missing = r == 0 ? dispatch_missing_features(rc->lb, rc->cold, cancellable) : 0;
-	if (missing) {
-		cleanup_free char *names = dispatch_feature_names(missing);
-		r = brig_fail(err, BRIG_E_UNAVAILABLE, 0,
-			      "backend %s cannot honour this box: it lacks support for %s",
-			      rc->lb->be->name, names);
-	}
+	box_images_clear(&im);
+	cleanup_free char *refused =
+		r == 0 ? dispatch_refusal(rc->lb, rc->cold, cancellable, "honour this box") : NULL;
+	if (refused)
+		r = brig_fail(err, BRIG_E_UNAVAILABLE, 0, "%s", refused);
 	if (r == 0 && fallback)
 		notice_add(rc, fallback);
 	free(fallback);
@@ -535,13 +528,10 @@ static int explain_prepare(brig_ctx *ctx, const brig_request *req, const char *w
 	spec_target t = dispatch_target(ctx, *lb);
 	t.user = user;
 	t.workspace = ws.user ? ws.id : NULL;
-	brig_image_info image = { .struct_size = sizeof image };
-	brig_image_info himage = { .struct_size = sizeof himage };
-	image_target(ctx, *lb, req->language, &image, &t);
-	image_holder_target(ctx, *lb, req->language, &himage, &t);
+	box_images im;
+	image_targets(ctx, *lb, req->language, &im, &t);
 	r = spec_build(ctx->policy, req, BRIG_TIMEOUT_REFUSE, &t, spec, NULL, err);
-	image_info_clear(&image);
-	image_info_clear(&himage);
+	box_images_clear(&im);
 	uid_lease_release(&lease);
 	ws_release(&ws);
 	return r;
@@ -551,13 +541,8 @@ static int explain_prepare(brig_ctx *ctx, const brig_request *req, const char *w
  * still shows the box, and says so. */
 static char *explain_refusal(const loaded_backend *lb, const brig_spec *spec)
 {
-	uint32_t missing = dispatch_missing_features(lb, spec, false);
-	if (!missing)
-		return NULL;
-	cleanup_free char *names = dispatch_feature_names(missing);
-	return xasprintf("`brig run` refuses this box: backend %s cannot honour it: it lacks "
-			 "support for %s",
-			 lb->be->name, names);
+	cleanup_free char *why = dispatch_refusal(lb, spec, false, "honour it");
+	return why ? xasprintf("`brig run` refuses this box: %s", why) : NULL;
 }
 
 /* The image line of explain: the policy's reference, the ID the box starts from, and whether

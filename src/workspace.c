@@ -607,14 +607,10 @@ static int engine_start(brig_ctx *ctx, loaded_backend *lb, const ws_state *st, b
 	int r = spec_build_holder(p, &t, st->id, (int)(st->expires - st->created) + WS_HOLDER_GRACE,
 				  &holder, err);
 	image_info_clear(&image);
-	uint32_t missing = r == 0 ? dispatch_missing_features(lb, holder, false) : 0;
-	if (missing) {
-		cleanup_free char *names = dispatch_feature_names(missing);
-		r = brig_fail(
-			err, BRIG_E_UNAVAILABLE, 0,
-			"backend %s cannot start a workspace's holder: it lacks support for %s",
-			lb->be->name, names);
-	}
+	cleanup_free char *refused =
+		r == 0 ? dispatch_refusal(lb, holder, false, "start a workspace's holder") : NULL;
+	if (refused)
+		r = brig_fail(err, BRIG_E_UNAVAILABLE, 0, "%s", refused);
 	if (r == 0)
 		r = lb->be->volume_create(volume, opts, labels, err);
 	if (r == 0 && (r = lb->be->start_detached(holder, err)) < 0) {
@@ -818,13 +814,10 @@ static int tool_run(brig_ctx *ctx, const char *id, const char *const *tool, cons
 	brig_spec *spec = NULL;
 	r = spec_build_tool(ctx->policy, &t, tool, data, len, &spec, err);
 	image_info_clear(&image);
-	uint32_t missing = r == 0 ? dispatch_missing_features(lb, spec, false) : 0;
-	if (missing) {
-		cleanup_free char *names = dispatch_feature_names(missing);
-		r = brig_fail(err, BRIG_E_UNAVAILABLE, 0,
-			      "backend %s cannot honour this box: it lacks support for %s",
-			      lb->be->name, names);
-	}
+	cleanup_free char *refused =
+		r == 0 ? dispatch_refusal(lb, spec, false, "honour this box") : NULL;
+	if (refused)
+		r = brig_fail(err, BRIG_E_UNAVAILABLE, 0, "%s", refused);
 	if (r == 0)
 		r = run_slot_take(ctx, -1, wait, err);
 	if (r == 0) {
