@@ -203,7 +203,8 @@ typedef struct brig_backend {
 	 * detached: no stdin, nothing attached, not removed when it exits (remove() does). */
 	int (*start_detached)(const brig_spec *spec, brig_error **err);
 	/* The named container's state in *state: 0 no such container, 1 exists but not running,
-	 * 2 running. */
+	 * 2 running, 3 being started (created less than a minute ago and never started: another
+	 * process's start_detached may be on its way; older plugins answer 1). */
 	int (*container_state)(const char *name, int *state, brig_error **err);
 
 	/* ---- appended in ABI 2.3: egress (BRIG_FEATURE_NETWORKS) ---- */

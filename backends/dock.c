@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include <curl/curl.h>
 
@@ -591,9 +592,25 @@ int dock_container_state(const char *name, int *state, brig_error **err)
 		return plugin_fail(err, BRIG_E_SANDBOX, 0, "inspecting container %s: HTTP %ld: %s",
 				   name, resp.status, txt);
 	}
-	*state = json_object_get_boolean(running) ? 2 : 1;
+	json_object *status = NULL;
+	json_object_object_get_ex(st, "Status", &status);
+	*state = dock_state_of(status ? json_object_get_string(status) : NULL,
+			       json_str(o, "Created"), json_object_get_boolean(running));
 	json_object_put(o);
 	return 0;
+}
+
+int dock_state_of(const char *status, const char *created, bool running)
+{
+	if (running)
+		return 2;
+	struct tm tm = { 0 };
+	/* "2026-12-03T11:49:55.123456789Z": the engine's clock, UTC */
+	if (!status || strcmp(status, "created") != 0 || !created ||
+	    !strptime(created, "%Y-%m-%dT%H:%M:%S", &tm))
+		return 1;
+	time_t t = timegm(&tm), now = time(NULL);
+	return t != (time_t)-1 && now - t < DOCK_STARTING_S && t - now < DOCK_STARTING_S ? 3 : 1;
 }
 
 /* ---- probe ------------------------------------------------------------------------------- */

@@ -99,6 +99,10 @@ int dock_volume_create(const char *name, char *const *driver_opts, char *const *
 int dock_volume_remove(const char *name, brig_error **err);
 int dock_start_detached(const brig_spec *spec, brig_error **err);
 int dock_container_state(const char *name, int *state, brig_error **err);
+/* container_state's answer (1, 2 or 3) from the engine's State.Status and Created (RFC 3339):
+ * 3 while a container created less than DOCK_STARTING_S ago was never started. */
+#define DOCK_STARTING_S 60
+int dock_state_of(const char *status, const char *created, bool running);
 /* The egress proxies (dock_egress.c). */
 int dock_egress_ensure(const brig_egress *e, brig_error **err);
 int dock_egress_gc(int idle_seconds, int *removed, brig_error **err);

@@ -588,16 +588,20 @@ static int cli_container_state(const char *name, int *state, brig_error **err)
 	*state = 0;
 	if (!docker())
 		return plugin_fail(err, BRIG_E_UNAVAILABLE, 0, "docker CLI not found");
-	char *argv[] = { (char *)docker(),     "inspect",    "--type", "container", "--format",
-			 "{{.State.Running}}", (char *)name, NULL };
+	char *argv[] = { (char *)docker(), "inspect",
+			 "--type",         "container",
+			 "--format",       "{{.State.Running}} {{.State.Status}} {{.Created}}",
+			 (char *)name,     NULL };
 	strbuf out, why;
 	sb_init(&out);
 	sb_init(&why);
 	int st = cli_short(argv, &out, &why);
 	int r = 0;
-	if (st == 0)
-		*state = out.data && strcmp(out.data, "true") == 0 ? 2 : 1;
-	else if (!strstr(why.data ? why.data : "", "No such"))
+	if (st == 0) {
+		char running[8] = "", status[16] = "", created[48] = "";
+		sscanf(out.data ? out.data : "", "%7s %15s %47s", running, status, created);
+		*state = dock_state_of(status, created, strcmp(running, "true") == 0);
+	} else if (!strstr(why.data ? why.data : "", "No such"))
 		r = plugin_fail(err, BRIG_E_SANDBOX, 0, "docker inspect %s: %s", name,
 				why.len ? why.data : "failed");
 	sb_free(&out);

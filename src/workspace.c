@@ -273,7 +273,7 @@ static char *ended_why(const loaded_backend *lb, const ws_state *st, bool *lost)
 	brig_error *e = NULL;
 	int r = lb->be->container_state(holder, &state, &e);
 	brig_error_free(e);
-	if (r == 0 && state != 2) {
+	if (r == 0 && state != 2 && state != 3) {
 		*lost = true;
 		return xstrdup("its holder container is gone or stopped (dockerd restarted, or "
 			       "someone removed it), and its files with it");
@@ -406,8 +406,10 @@ static int orphans(brig_ctx *ctx, loaded_backend *lb, const char *dir, int *ende
 			continue;
 		cleanup_free char *path = state_path(dir, id, "json");
 		int state = 2;
+		/* a holder being started (3) may be another cache directory's creation under way:
+		 * its own directory's sweep ends it if that creation died */
 		if (access(path, F_OK) == 0 || lb->be->container_state(names[i], &state, &e) < 0 ||
-		    state == 2) {
+		    state == 2 || state == 3) {
 			brig_error_free(e);
 			e = NULL;
 			continue;
@@ -566,21 +568,33 @@ static int count_alive(const char *dir)
 	return n;
 }
 
-static int state_create(const char *dir, const ws_state *st, brig_error **err)
+/* The new state file, written and locked in *fd: a sweep (ws_expire_all) leaves it alone while
+ * its volume and holder are being made. */
+static int state_create(const char *dir, const ws_state *st, int *locked, brig_error **err)
 {
 	cleanup_free char *path = state_path(dir, st->id, "json");
 	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	*locked = -1;
 	if (fd < 0)
 		return brig_fail(err, BRIG_E_SYSTEM, errno, "cannot create %s", path);
+	if (flock(fd, LOCK_EX) < 0) {
+		int e = errno;
+		close(fd);
+		unlink(path);
+		return brig_fail(err, BRIG_E_SYSTEM, e, "cannot lock %s", path);
+	}
 	json_object *o = state_json(st, false);
 	const char *t = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
 	int r = write_all(fd, t, strlen(t)) < 0
 			? brig_fail(err, BRIG_E_SYSTEM, errno, "cannot write %s", path)
 			: 0;
 	json_object_put(o);
-	close(fd);
-	if (r < 0)
+	if (r < 0) {
 		unlink(path);
+		close(fd);
+	} else {
+		*locked = fd;
+	}
 	return r;
 }
 
@@ -665,7 +679,8 @@ int brig_workspace_create(brig_ctx *ctx, const char *front_door, json_object **i
 	st.last_used = st.created;
 	if ((r = ws_uid(p, st.id, &st, err)) < 0)
 		return r;
-	r = state_create(dir, &st, err);
+	cleanup_close int locked = -1;
+	r = state_create(dir, &st, &locked, err);
 	if (r == 0 && (r = engine_start(ctx, lb, &st, err)) < 0) {
 		cleanup_free char *path = state_path(dir, st.id, "json");
 		unlink(path);

@@ -328,6 +328,49 @@ def test_holder_gone():
     assert p.returncode == 2 and "has ended" in err(p) and "holder" in err(p), err(p)
 
 
+def test_sweep_spares_creations():
+    """`brig gc` (the workspace sweep) while workspaces are being created: in the same cache
+    directory (the new state file is locked until its holder runs) and in another one (a holder
+    created and not yet started is another process's creation under way, not an orphan); a
+    stopped orphan is still ended."""
+    wid = create()["id"]
+    holder = f"brig-wsh-{wid}"
+    fmt = '{{index .Config.Labels "brig.install"}} {{.Config.Image}}'
+    install, image = docker("inspect", "-f", fmt, holder).stdout.split()
+    remove(wid)
+    starting, stopped = (f"brig-wsh-{os.urandom(16).hex()}" for _ in range(2))
+    labels = ["--label", "brig=1", "--label", f"brig.install={install}"]
+    try:
+        assert docker("create", "--name", starting, *labels, image, "sleep", "60").returncode == 0
+        assert docker("run", "--name", stopped, *labels, image, "true").returncode == 0
+        other = dict(env(), BRIG_CACHE_DIR=os.path.join(STATE, "other-cache"))
+        os.makedirs(other["BRIG_CACHE_DIR"], mode=0o700, exist_ok=True)
+        p = subprocess.run([BRIG, "gc", *backend_args()], capture_output=True, timeout=60,
+                           env=other)
+        assert p.returncode == 0, p.stderr
+        assert docker("inspect", "--type", "container", stopped).returncode != 0
+        assert docker("inspect", "--type", "container", starting).returncode == 0
+    finally:
+        docker("rm", "-f", starting, stopped)
+    stop = threading.Event()
+
+    def sweep():
+        while not stop.is_set():
+            subprocess.run([BRIG, "gc", *backend_args()], capture_output=True, timeout=60,
+                           env=env())
+    t = threading.Thread(target=sweep)
+    t.start()
+    try:
+        made = [create()["id"] for _ in range(2)]
+    finally:
+        stop.set()
+        t.join()
+    for wid in made:
+        p = put(wid, "a.txt", b"a")
+        assert p.returncode == 0, err(p)
+        remove(wid)
+
+
 def test_pinned_image():
     """With the shell image pinned as NAME:TAG@sha256:<image ID> (what `brig images` prints for a
     locally built image), the holder and the file boxes start from the verified ID like runs
@@ -482,7 +525,7 @@ def test_nothing_left():
 TESTS = [test_persistence_across_calls, test_size_quota, test_inode_quota,
          test_noexec_nosuid_nodev, test_isolation_between_workspaces, test_paths_and_symlinks,
          test_transfer_limit, test_max_count, test_idle_ttl_expiry, test_lifetime_expiry_by_gc,
-         test_holder_gone, test_pinned_image, test_unknown_and_disabled, test_serialised_calls,
+         test_holder_gone, test_sweep_spares_creations, test_pinned_image, test_unknown_and_disabled, test_serialised_calls,
          test_audit_and_explain, test_mcp_tools, test_nothing_left]
 
 def own_workspaces(fn):
