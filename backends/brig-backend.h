@@ -34,8 +34,10 @@
 #include "brig.h"
 
 #define BRIG_BACKEND_ABI_MAJOR    2
-#define BRIG_BACKEND_ABI_MINOR    4
+#define BRIG_BACKEND_ABI_MINOR    5
 #define BRIG_BACKEND_ENTRY_SYMBOL "brig_backend_entry"
+/* The name ending of a spare network holder not claimed yet (claim_spare) */
+#define BRIG_SPARE_SUFFIX "-spare"
 
 enum brig_log_level {
 	BRIG_LOG_ERROR = 0,
@@ -80,6 +82,14 @@ typedef struct brig_probe_info {
 typedef struct brig_run_control {
 	size_t struct_size;
 	int cancel_fd; /* -1, or readable when the run must be cancelled: kill, cancelled */
+
+	/* ---- appended in ABI 2.5 ---- */
+	/* NULL, or called once the box exists and before it starts (run(), not run_prepared());
+	 * < 0 (with *err) means it must not start: the run fails as if its start had.  A box with
+	 * a network holder gets it here (a spare claimed, or one started): the holder never runs
+	 * without its box. */
+	int (*before_start)(void *arg, brig_error **err);
+	void *before_start_arg;
 } brig_run_control;
 
 /* How a run ended, as the backend observed it: the host alone derives the verdict and writes
@@ -220,6 +230,15 @@ typedef struct brig_backend {
 	/* Render what start_detached() does with `spec` (creation, start, no stdin, nothing
 	 * attached; removed by remove()), for `brig explain` of a box's network holder. */
 	int (*explain_detached)(const brig_spec *spec, char **out, brig_error **err);
+
+	/* ---- appended in ABI 2.5: spare network holders ---- */
+	/* The running containers labelled `label` ("KEY=VALUE"), named "*" BRIG_SPARE_SUFFIX (a
+	 * claimed one keeps its labels, not its name), whose brig.spare-until label (s since the
+	 * epoch) is after `now`: with `name` NULL, their number in *count; else rename
+	 * one of them to `name` and make sure it still runs under it (one that does not is
+	 * removed and the next tried).  1 when claimed, 0 when none was, < 0 with *err. */
+	int (*claim_spare)(const char *label, long long now, const char *name, int *count,
+			   brig_error **err);
 } brig_backend;
 
 /* Fields up to and including `run` are required of every plugin. */

@@ -174,6 +174,11 @@ typedef struct brig_spec {
 	 * it at the container's exit: a holder started ahead of the call (the warm pool) takes
 	 * both out of the call.  NULL without egress. */
 	struct brig_spec *net_holder;
+
+	/* ---- appended in ABI 2.5 ---- */
+	/* start_detached(): the engine removes the container when it exits (a holder whose sleep
+	 * ended); remove() of such a container stops it and waits for the engine's removal. */
+	bool auto_remove;
 } brig_spec;
 
 /* The reference a backend starts the box from: the verified ID, so that a tag moved between

@@ -133,8 +133,10 @@ char **cli_render_detached_argv(const brig_spec *spec, const char *docker, const
 	char **argv = cli_render_argv(spec, docker, seccomp_file);
 	assert(strcmp(argv[2], "-i") == 0 && strcmp(argv[3], "--rm") == 0);
 	free(argv[2]);
-	free(argv[3]);
 	argv[2] = xstrdup("-d");
+	if (spec->auto_remove) /* --rm stays: the engine removes it when it exits */
+		return argv;
+	free(argv[3]);
 	size_t i = 3;
 	for (; argv[i + 1]; i++)
 		argv[i] = argv[i + 1];

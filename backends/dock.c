@@ -245,15 +245,60 @@ int dock_engine_request(const char *method, long timeout_ms, const char *json, d
 	return r;
 }
 
+static int inspect_json(const char *kind, const char *name, dock_response *resp, json_object **out,
+			brig_error **err);
+
+/* Whether `name` is a container the engine removes itself when it exits (HostConfig.AutoRemove):
+ * 1, 0 (not, or no such container), < 0 when the engine cannot tell. */
+static int auto_removed(const char *name, brig_error **err)
+{
+	cleanup_response dock_response resp;
+	dock_response_init(&resp);
+	json_object *o = NULL, *hc = NULL, *ar = NULL;
+	int r = inspect_json("containers", name, &resp, &o, err);
+	if (r > 0)
+		r = o && json_object_object_get_ex(o, "HostConfig", &hc) &&
+		    json_object_object_get_ex(hc, "AutoRemove", &ar) && json_object_get_boolean(ar);
+	json_object_put(o);
+	return r;
+}
+
+/* A self-removing container: killed, then its removal by the engine waited for.  A forced DELETE
+ * racing that removal left dockerd 20.10 with a stale endpoint on the container's network (one
+ * nobody could remove until dockerd restarted).  0 once gone; 1 when it is still there. */
+static int kill_and_wait(const char *name, brig_error **err)
+{
+	cleanup_response dock_response resp;
+	dock_response_init(&resp);
+	/* its answer does not matter (409: it is not running, its removal may be under way) */
+	int r = dock_engine_request("POST", QUERY_MS, NULL, &resp, err, "/containers/%s/kill",
+				    name);
+	if (r < 0)
+		return r;
+	for (int64_t until = now_ms() + REMOVE_MS; now_ms() < until;) {
+		int state = 0;
+		if ((r = dock_container_state(name, &state, err)) < 0 || state == 0)
+			return r;
+		struct timespec ts = { 0, 20 * 1000 * 1000 };
+		nanosleep(&ts, NULL);
+	}
+	return 1;
+}
+
 int dock_remove(const char *name, brig_error **err)
 {
 	if (!dock_valid_name(name))
 		return plugin_fail(err, BRIG_E_USAGE, 0, "not a container name: \"%s\"",
 				   name ? name : "");
+	int r = auto_removed(name, err);
+	if (r > 0 && (r = kill_and_wait(name, err)) <= 0) /* 1: still there, removed below */
+		return r;
+	if (r < 0)
+		return r;
 	cleanup_response dock_response resp;
 	dock_response_init(&resp);
-	int r = dock_engine_request("DELETE", REMOVE_MS, NULL, &resp, err,
-				    "/containers/%s?force=1&v=1", name);
+	r = dock_engine_request("DELETE", REMOVE_MS, NULL, &resp, err, "/containers/%s?force=1&v=1",
+				name);
 	if (r < 0)
 		return r;
 	/* 404: already gone; 409: a removal is already in progress */
@@ -425,15 +470,32 @@ static void container_entry(json_object *c, char **name, char **owner)
 	*owner = xstrdup(o ? o : "");
 }
 
-static int parse_container_list(const dock_response *resp, char ***names, char ***owners,
-				brig_error **err)
+/* GET /containers/json with these filters (dock_filters' pairs), all=1 or running only: the
+ * JSON array, or NULL with *err (`what` names the list in it). */
+static json_object *container_list(const char *const *filters, bool all, const char *what,
+				   brig_error **err)
 {
-	json_object *list = json_tokener_parse(resp->body.data ? resp->body.data : "");
+	cleanup_free char *filter = dock_filters(filters);
+	cleanup_response dock_response resp;
+	dock_response_init(&resp);
+	if (dock_engine_request("GET", QUERY_MS, NULL, &resp, err, "/containers/json?%sfilters=%s",
+				all ? "all=1&" : "", filter) < 0)
+		return NULL;
+	json_object *list = resp.status == 200
+				    ? json_tokener_parse(resp.body.data ? resp.body.data : "")
+				    : NULL;
 	if (!json_object_is_type(list, json_type_array)) {
 		json_object_put(list);
-		return plugin_fail(err, BRIG_E_SANDBOX, 0,
-				   "dockerd sent an unreadable container list (not a JSON array)");
+		cleanup_free char *txt = dock_error_text(&resp);
+		plugin_fail(err, BRIG_E_SANDBOX, 0, "listing %s: HTTP %ld: %s", what, resp.status,
+			    txt);
+		return NULL;
 	}
+	return list;
+}
+
+static int parse_container_list(json_object *list, char ***names, char ***owners)
+{
 	size_t n = json_object_array_length(list), k = 0;
 	char **nv = xcalloc(n + 1, sizeof *nv), **ov = xcalloc(n + 1, sizeof *ov);
 	for (size_t i = 0; i < n; i++) {
@@ -446,7 +508,6 @@ static int parse_container_list(const dock_response *resp, char ***names, char *
 		nv[k] = name;
 		ov[k++] = owner;
 	}
-	json_object_put(list);
 	*names = nv;
 	if (owners)
 		*owners = ov;
@@ -462,20 +523,94 @@ int dock_list_labelled(const char *label, char ***names, char ***owners, brig_er
 		*owners = NULL;
 	if (!label || !*label)
 		return plugin_fail(err, BRIG_E_USAGE, 0, "list_labelled: empty label");
-	cleanup_free char *filter = dock_filters((const char *const[]){ "label", label, NULL });
-	cleanup_response dock_response resp;
-	dock_response_init(&resp);
-	int r = dock_engine_request("GET", QUERY_MS, NULL, &resp, err,
-				    "/containers/json?all=1&filters=%s", filter);
-	if (r < 0)
-		return r;
-	if (resp.status != 200) {
-		cleanup_free char *txt = dock_error_text(&resp);
-		return plugin_fail(err, BRIG_E_SANDBOX, 0,
-				   "listing containers labelled %s: HTTP %ld: %s", label,
-				   resp.status, txt);
+	cleanup_free char *what = xasprintf("containers labelled %s", label);
+	json_object *list =
+		container_list((const char *const[]){ "label", label, NULL }, true, what, err);
+	if (!list)
+		return BRIG_E_SANDBOX;
+	int r = parse_container_list(list, names, owners);
+	json_object_put(list);
+	return r;
+}
+
+/* ---- spare network holders ---------------------------------------------------------------- */
+
+/* The running containers labelled `label` whose brig.spare-until is after `now`. */
+static int spares_usable(const char *label, long long now, char ***out, brig_error **err)
+{
+	*out = NULL;
+	json_object *list =
+		container_list((const char *const[]){ "label", label, "status", "running", NULL },
+			       false, "spare holders", err);
+	if (!list)
+		return BRIG_E_SANDBOX;
+	size_t n = json_object_array_length(list), k = 0;
+	char **v = xcalloc(n + 1, sizeof *v);
+	for (size_t i = 0; i < n; i++) {
+		json_object *c = json_object_array_get_idx(list, i), *labels = NULL;
+		char *name = NULL, *owner = NULL;
+		container_entry(c, &name, &owner);
+		free(owner);
+		const char *until = json_object_object_get_ex(c, "Labels", &labels)
+					    ? json_str(labels, DOCK_LABEL_SPARE_UNTIL)
+					    : NULL;
+		char *end = NULL;
+		long long u = until ? strtoll(until, &end, 10) : 0;
+		/* a claimed one keeps its labels: only its "-spare" name tells it is still free */
+		size_t nl = name ? strlen(name) : 0, sl = strlen(BRIG_SPARE_SUFFIX);
+		if (name && dock_valid_name(name) && nl > sl &&
+		    strcmp(name + nl - sl, BRIG_SPARE_SUFFIX) == 0 && until && end && !*end &&
+		    u > now)
+			v[k++] = name;
+		else
+			free(name);
 	}
-	return parse_container_list(&resp, names, owners, err);
+	json_object_put(list);
+	*out = v;
+	return 0;
+}
+
+int dock_claim_spare(const char *label, long long now, const char *name, int *count,
+		     brig_error **err)
+{
+	if (count)
+		*count = 0;
+	if (!label || !strchr(label, '=') || (name && !dock_valid_name(name)))
+		return plugin_fail(err, BRIG_E_USAGE, 0, "claim_spare: bad label or name");
+	char **spares = NULL;
+	int r = spares_usable(label, now, &spares, err);
+	if (r < 0 || !spares)
+		return r < 0 ? r : 0;
+	size_t n = strv_len(spares);
+	if (count)
+		*count = (int)n;
+	for (size_t i = 0; name && r == 0 && i < n; i++) {
+		cleanup_response dock_response resp;
+		dock_response_init(&resp);
+		/* valid names are safe in a URL as they are */
+		r = dock_engine_request("POST", QUERY_MS, NULL, &resp, err,
+					"/containers/%s/rename?name=%s", spares[i], name);
+		if (r < 0)
+			break;
+		if (resp.status == 404) /* claimed or ended since the list */
+			continue;
+		if (resp.status != 204) {
+			cleanup_free char *txt = dock_error_text(&resp);
+			r = plugin_fail(err, BRIG_E_SANDBOX, 0,
+					"renaming spare %s to %s: HTTP %ld: %s", spares[i], name,
+					resp.status, txt);
+			break;
+		}
+		int state = 0;
+		if ((r = dock_container_state(name, &state, err)) < 0)
+			break;
+		if (state == 2)
+			r = 1;
+		else /* it ended between the list and the rename: not a holder to join */
+			dock_remove(name, NULL);
+	}
+	strv_free(spares);
+	return r;
 }
 
 /* ---- workspaces: volumes and detached holders --------------------------------------------- */

@@ -99,6 +99,10 @@ int dock_volume_create(const char *name, char *const *driver_opts, char *const *
 int dock_volume_remove(const char *name, brig_error **err);
 int dock_start_detached(const brig_spec *spec, brig_error **err);
 int dock_container_state(const char *name, int *state, brig_error **err);
+/* claim_spare (dock.c): spares carry DOCK_LABEL_SPARE_UNTIL (s since the epoch). */
+#define DOCK_LABEL_SPARE_UNTIL "brig.spare-until"
+int dock_claim_spare(const char *label, long long now, const char *name, int *count,
+		     brig_error **err);
 /* container_state's answer (1, 2 or 3) from the engine's State.Status and Created (RFC 3339):
  * 3 while a container created less than DOCK_STARTING_S ago was never started. */
 #define DOCK_STARTING_S 60

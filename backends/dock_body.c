@@ -144,7 +144,8 @@ static json_object *host_config(const brig_spec *s, bool full_seccomp)
 		json_object_array_add(caps, json_object_new_string("ALL"));
 	json_object_object_add(hc, "CapDrop", caps);
 	json_object_object_add(hc, "SecurityOpt", security_opts(s, full_seccomp));
-	add_bool(hc, "AutoRemove", false); /* inspect after exit needs the container */
+	/* a box: inspect after exit needs the container; a holder may remove itself */
+	add_bool(hc, "AutoRemove", s->auto_remove);
 	json_object *log = json_object_new_object();
 	add_str(log, "Type", s->log_driver ? s->log_driver : "none");
 	json_object_object_add(log, "Config", json_object_new_object());

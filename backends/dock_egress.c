@@ -125,6 +125,26 @@ static int network_inspect(const char *name, int *users, brig_error **err)
 #define EG_LOG_KIB_MIN 16L
 #define EG_LOG_MAX     (16u << 20)
 
+/* The internal network's dynamic range: the upper /23 of its /22, so that no box or holder
+ * started while its proxy is down takes the proxy's fixed address (the third of the /22).
+ * Malloc'ed; NULL when `subnet` is not an IPv4 /22. */
+static char *dynamic_range(const char *subnet)
+{
+	char a[INET_ADDRSTRLEN];
+	struct in_addr in;
+	const char *slash = subnet ? strchr(subnet, '/') : NULL;
+	if (!slash || strcmp(slash, "/22") != 0 || (size_t)(slash - subnet) >= sizeof a)
+		return NULL;
+	memcpy(a, subnet, (size_t)(slash - subnet));
+	a[slash - subnet] = '\0';
+	if (inet_pton(AF_INET, a, &in) != 1)
+		return NULL;
+	in.s_addr = htonl(ntohl(in.s_addr) + 512u);
+	if (!inet_ntop(AF_INET, &in, a, sizeof a))
+		return NULL;
+	return xasprintf("%s/23", a);
+}
+
 /* A network of the box network's name that is there already must be the one brig makes:
  * internal, without an address of the host's, of the allowlist's subnet.  Another (left by
  * someone else) could give a box a route out: refused, never used. */
@@ -149,9 +169,18 @@ static int internal_network_ok(const brig_egress *e, brig_error **err)
 				   : NULL;
 	bool subnet = json_object_object_get_ex(cfg, "Subnet", &v) &&
 		      strcmp(json_object_get_string(v), e->subnet) == 0;
+	cleanup_free char *want = dynamic_range(e->subnet);
+	bool range = want && json_object_object_get_ex(cfg, "IPRange", &v) &&
+		     strcmp(json_object_get_string(v), want) == 0;
 	json_object_put(o);
-	if (resp.status == 200 && internal && no_host && subnet)
+	if (resp.status == 200 && internal && no_host && subnet && range)
 		return 0;
+	if (resp.status == 200 && internal && no_host && subnet)
+		return plugin_fail(err, BRIG_E_SANDBOX, 0,
+				   "network %s has no dynamic range %s apart from its proxy's "
+				   "address (an older brig made it): refused; remove its proxy and "
+				   "it (docker rm -f %s; docker network rm %s)",
+				   e->network, want ? want : "?", e->proxy_name, e->network);
 	return plugin_fail(err, BRIG_E_SANDBOX, 0,
 			   "network %s exists but is not the one brig makes (internal, no address "
 			   "of the host's, subnet %s): refused; remove it (docker network rm %s)",
@@ -189,6 +218,14 @@ static int ensure_networks(const brig_egress *e, brig_error **err)
 	json_object *cfg = json_object_new_object();
 	json_object_object_add(cfg, "Subnet", json_object_new_string(e->subnet));
 	json_object_object_add(cfg, "Gateway", json_object_new_string(e->gateway));
+	cleanup_free char *range = dynamic_range(e->subnet);
+	if (!range) {
+		json_object_put(cfg);
+		json_object_put(b);
+		return plugin_fail(err, BRIG_E_SANDBOX, 0, "egress subnet %s is not an IPv4 /22",
+				   e->subnet);
+	}
+	json_object_object_add(cfg, "IPRange", json_object_new_string(range));
 	json_object *cfgs = json_object_new_array();
 	json_object_array_add(cfgs, cfg);
 	json_object *ipam = json_object_new_object();

@@ -36,6 +36,10 @@ void dock_state_init(run_state *st, const brig_spec *spec, const brig_run_contro
 	st->cancel_fd = -1;
 	if (ctl && ctl->struct_size >= offsetof(brig_run_control, cancel_fd) + sizeof(int))
 		st->cancel_fd = ctl->cancel_fd;
+	if (ctl && BRIG_HAS_FIELD(ctl, brig_run_control, before_start_arg)) {
+		st->before_start = ctl->before_start;
+		st->before_start_arg = ctl->before_start_arg;
+	}
 	st->fd = -1;
 	st->kill_fd = -1;
 	dock_head_init(&st->kill_head);
@@ -580,6 +584,10 @@ int dock_flow_start(run_state *st, brig_error **err)
 		[P_START] = do_start,
 	};
 	for (int p = P_CREATE; p <= P_START; p++) {
+		/* the box exists: its network holder now (brig_run_control.before_start) */
+		if (p == P_START && st->before_start &&
+		    (r = st->before_start(st->before_start_arg, err)) < 0)
+			return r;
 		r = steps[p](st, err);
 		st->t[p] = now_ms();
 		if (r < 0)

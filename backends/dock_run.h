@@ -34,6 +34,10 @@ typedef struct run_state {
 	const brig_spec *spec; /* only during a hook call: a prepared container keeps none */
 	char *name;            /* the container's name */
 	int cancel_fd;
+	/* brig_run_control.before_start and its argument: called between the attach and the
+	 * start (NULL: nothing) */
+	int (*before_start)(void *arg, brig_error **err);
+	void *before_start_arg;
 	dock_engine eng;
 	char *base;     /* "/v1.41/containers/NAME" */
 	time_t created; /* wall clock at create: where its engine events begin */

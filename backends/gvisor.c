@@ -49,6 +49,7 @@ static const brig_backend gvisor_backend = {
 	.volume_remove = dock_volume_remove,
 	.start_detached = dock_start_detached,
 	.container_state = dock_container_state,
+	.claim_spare = dock_claim_spare,
 	.egress_ensure = dock_egress_ensure,
 	.egress_gc = dock_egress_gc,
 };

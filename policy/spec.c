@@ -668,8 +668,33 @@ static int add_net_holder(brig_spec *s, const brig_policy *p, const spec_target 
 	free((char *)h->stdin_data);
 	h->stdin_data = NULL;
 	h->stdin_len = 0;
+	/* nobody, not the box's uid: any box of the same configuration can take a spare holder */
+	free(h->user);
+	h->user = xstrdup(SPEC_HOLDER_USER);
+	h->auto_remove = true; /* it removes itself when its sleep ends */
 	s->net_holder = h;
 	return 0;
+}
+
+void spec_holder_to_spare(brig_spec *h, const char *name, const char *key, const char *domain,
+			  long long until, int max_timeout_s)
+{
+	free(h->name);
+	h->name = xstrdup(name);
+	char **old = h->labels;
+	h->labels = xcalloc(1, sizeof *h->labels);
+	for (char **l = old; l && *l; l++)
+		if (strcmp(*l, "brig=1") == 0 || strncmp(*l, "brig.install=", 13) == 0)
+			label_append(h, xstrdup(*l));
+	strv_free(old);
+	label_append(h, xstrdup("brig.role=net-spare"));
+	label_append(h, xasprintf(SPEC_SPARE_LABEL "=%s", key));
+	label_append(h, xasprintf("brig.spare-domain=%s", domain));
+	label_append(h, xasprintf("brig.spare-until=%lld", until));
+	free(h->argv[1]);
+	h->argv[1] = xasprintf("%d", max_timeout_s + SPEC_BOX_GRACE_MS / 1000 +
+					     SPEC_NET_HOLDER_SLACK_S + SPEC_SPARE_CLAIM_S);
+	h->auto_remove = true;
 }
 
 int spec_build(const brig_policy *p, const brig_request *req, brig_timeout_mode mode,
@@ -1010,6 +1035,7 @@ json_object *spec_to_json(const brig_spec *s)
 	S(workspace);
 	json_object_object_add(o, "egress", egress_json(s->egress));
 	json_object_object_add(o, "net_holder", s->net_holder ? spec_to_json(s->net_holder) : NULL);
+	B(auto_remove);
 #undef S
 #undef I
 #undef B
@@ -1070,7 +1096,9 @@ static bool mounts_eq(brig_mount *const *a, brig_mount *const *b)
 
 /* Every field is compared here or named below: a field appended to brig_spec must be added,
  * or the warm pool could hand a run a box started with a different one. */
-_Static_assert(offsetof(brig_spec, net_holder) + sizeof(brig_spec *) == sizeof(brig_spec),
+_Static_assert(offsetof(brig_spec, auto_remove) ==
+			       offsetof(brig_spec, net_holder) + sizeof(brig_spec *) &&
+		       offsetof(brig_spec, auto_remove) + sizeof(brig_spec *) == sizeof(brig_spec),
 	       "a field was appended to brig_spec: compare it in spec_same_box()");
 
 /* Two boxes' network holders: the same but for their names.  Their labels are their boxes'
@@ -1114,7 +1142,7 @@ bool spec_same_box(const brig_spec *a, const brig_spec *b)
 	       str_eq(a->seccomp_name, b->seccomp_name) && str_eq(a->log_driver, b->log_driver) &&
 	       a->max_output_bytes == b->max_output_bytes && a->output_limit == b->output_limit &&
 	       a->max_input_bytes == b->max_input_bytes && str_eq(a->workspace, b->workspace) &&
-	       egress_same(a->egress, b->egress);
+	       egress_same(a->egress, b->egress) && a->auto_remove == b->auto_remove;
 }
 
 /* ---- the outcome ----------------------------------------------------------------------------- */

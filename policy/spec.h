@@ -35,8 +35,14 @@ typedef struct spec_target {
 #define SPEC_NET_HOLDER_SUFFIX "-net"
 /* ...and ends by itself this long after its box's own deadline (brig removes it earlier) */
 #define SPEC_NET_HOLDER_SLACK_S 60
-#define SPEC_WS_PATH            "/workspace"
-#define SPEC_WS_ID_HEX          32 /* 128 random bits */
+/* Spare network holders (src/spare.c): claimable for SPEC_SPARE_CLAIM_S after their start, by
+ * their SPEC_SPARE_LABEL=<key>; then still up for the policy's longest run. */
+#define SPEC_SPARE_CLAIM_S 120
+#define SPEC_SPARE_LABEL   "brig.spare"
+#define SPEC_SPARE_SUFFIX  BRIG_SPARE_SUFFIX
+#define SPEC_HOLDER_USER   "65534:65534"
+#define SPEC_WS_PATH       "/workspace"
+#define SPEC_WS_ID_HEX     32 /* 128 random bits */
 
 /* Is `id` a workspace id as brig makes them (32 lowercase hex digits)? */
 bool spec_ws_id_valid(const char *id);
@@ -97,6 +103,12 @@ int spec_build_probe(const brig_policy *p, const spec_target *target, brig_spec 
  * and size): `brig explain --json`, and the parity tests that compare it with the engine's view
  * of the running box and with the audit line. */
 json_object *spec_to_json(const brig_spec *s);
+/* A box's network holder made a spare one: named `name`, labelled brig=1, its installation,
+ * brig.role=net-spare, SPEC_SPARE_LABEL=key, brig.spare-domain=domain and brig.spare-until=until
+ * (no owner, no box), sleeping long enough for a run of the policy's longest timeout claimed
+ * until then. */
+void spec_holder_to_spare(brig_spec *h, const char *name, const char *key, const char *domain,
+			  long long until, int max_timeout_s);
 
 /* For `brig explain`: what the runtime traits changed in this box, as "# ..." lines ("" when
  * nothing).  Caller frees. */

@@ -510,7 +510,12 @@ static void check_holder(const brig_spec *box)
 	check_same(&h);
 	CU_ASSERT_TRUE(has_flag(h.argv, "-d"));
 	CU_ASSERT_FALSE(has_flag(h.argv, "-i"));
-	CU_ASSERT_FALSE(has_flag(h.argv, "--rm"));
+	/* it removes itself when its sleep ends (a spare nobody claimed, a killed brig's) */
+	CU_ASSERT_TRUE(has_flag(h.argv, "--rm"));
+	CU_ASSERT_TRUE(jbool(h.hc, "AutoRemove"));
+	/* nobody: any box of the configuration may take it as a spare */
+	CU_ASSERT_STRING_EQUAL(flag1(h.argv, "--user"), SPEC_HOLDER_USER);
+	CU_ASSERT_STRING_EQUAL(jstr(h.body, "User"), SPEC_HOLDER_USER);
 	static const char *const off[] = { "AttachStdin", "AttachStdout", "AttachStderr",
 					   "OpenStdin", "StdinOnce" };
 	for (size_t i = 0; i < sizeof off / sizeof *off; i++) {
@@ -524,6 +529,41 @@ static void check_holder(const brig_spec *box)
 	CU_ASSERT_STRING_EQUAL(jstr(h.hc, "Runtime"), "runc");
 	h.spec = NULL;
 	release(&h);
+}
+
+/* A spare holder (src/spare.c): the holder but for its name, labels (no owner, no box: its
+ * key, domain and claim deadline) and how long it sleeps; the same in both renderings. */
+static void check_spare(brig_spec *box, int max_timeout)
+{
+	brig_spec *h = box->net_holder;
+	spec_holder_to_spare(h, "brig-0123456789abcdef-spare", "KEY", "DOMAIN", 1234, max_timeout);
+	rendered r = { .spec = h };
+	r.argv = cli_render_detached_argv(h, "/usr/bin/docker",
+					  h->seccomp_profile ? "/tmp/p.json" : NULL);
+	r.body = dock_detached_body(h, true);
+	CU_ASSERT_FATAL(json_object_object_get_ex(r.body, "HostConfig", &r.hc));
+	check_same(&r);
+	CU_ASSERT_STRING_EQUAL(flag1(r.argv, "--name"), "brig-0123456789abcdef-spare");
+	json_object *jl = NULL;
+	CU_ASSERT_FATAL(json_object_object_get_ex(r.body, "Labels", &jl));
+	CU_ASSERT_STRING_EQUAL(jstr(jl, "brig"), "1");
+	CU_ASSERT_STRING_EQUAL(jstr(jl, "brig.role"), "net-spare");
+	CU_ASSERT_STRING_EQUAL(jstr(jl, SPEC_SPARE_LABEL), "KEY");
+	CU_ASSERT_STRING_EQUAL(jstr(jl, "brig.spare-domain"), "DOMAIN");
+	CU_ASSERT_STRING_EQUAL(jstr(jl, "brig.spare-until"), "1234");
+	CU_ASSERT_FALSE(json_object_object_get_ex(jl, "brig.owner", NULL));
+	CU_ASSERT_FALSE(json_object_object_get_ex(jl, "brig.box", NULL));
+	/* and its installation's label when the box had one (the reaper lists by it) */
+	CU_ASSERT_EQUAL(json_object_object_length(jl), 5 + (jstr(jl, "brig.install") != NULL));
+	/* claimable for SPEC_SPARE_CLAIM_S, then up for the longest run and its grace */
+	CU_ASSERT_STRING_EQUAL(h->argv[0], "sleep");
+	CU_ASSERT_EQUAL(strtol(h->argv[1], NULL, 10), max_timeout + SPEC_BOX_GRACE_MS / 1000 +
+							      SPEC_NET_HOLDER_SLACK_S +
+							      SPEC_SPARE_CLAIM_S);
+	CU_ASSERT_TRUE(has_flag(r.argv, "--rm"));
+	CU_ASSERT_TRUE(jbool(r.hc, "AutoRemove"));
+	r.spec = NULL;
+	release(&r);
 }
 
 static void test_egress_network(void)
@@ -611,6 +651,7 @@ static void test_egress_network(void)
 	/* ...but not one older than ABI 2.4: it would not read the address from the holder */
 	be.abi_minor = 3;
 	CU_ASSERT_EQUAL(dispatch_missing_features(&lb, r.spec, false), BRIG_FEATURE_NETWORKS);
+	check_spare(r.spec, 300); /* last: it makes the holder a spare */
 	release(&r);
 	/* gVisor boxes with egress run under the runtime registered for them */
 	render(egress_policy, BRIG_LANG_PYTHON, BRIG_ISOLATION_GVISOR, "runsc-seccomp", &r);
