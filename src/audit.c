@@ -137,7 +137,8 @@ static void add_str(json_object *o, const char *k, const char *v)
 /* The limits the box got, as the engine got them.  Where that differs from the policy's own
  * value (gVisor's translated pids limit, the wrapper's process in RLIMIT_NPROC, the wrapper
  * line's room in the output cap), "policy" holds the policy's value beside it. */
-static void limits_json(json_object *o, const brig_policy *p, const brig_spec *s, int timeout)
+static void limits_json(json_object *o, const brig_policy *p, const brig_spec *s, int timeout,
+			bool spare)
 {
 	json_object *l = json_object_new_object(), *pol = json_object_new_object();
 	if (!s) { /* refused: nothing ran, the policy's limits are what would have applied */
@@ -197,6 +198,9 @@ static void limits_json(json_object *o, const brig_policy *p, const brig_spec *s
 		json_object_object_add(e, "net_holder",
 				       s->net_holder ? json_object_new_string(s->net_holder->name)
 						     : NULL);
+		/* ...a spare one, started ahead by an earlier brig (spare.h) */
+		json_object_object_add(e, "net_holder_spare",
+				       s->net_holder ? json_object_new_boolean(spare) : NULL);
 		json_object_object_add(l, "egress", e);
 	}
 	json_object_object_add(l, "user", json_object_new_string(s->user));
@@ -383,7 +387,7 @@ int audit_append(audit_log *a, const audit_entry *e, brig_error **err)
 					       ? json_tokener_parse(r->egress)
 					       : NULL);
 	if (e->policy)
-		limits_json(o, e->policy, e->spec, e->timeout_seconds);
+		limits_json(o, e->policy, e->spec, e->timeout_seconds, e->net_holder_spare);
 	/* so that an operator can join this line with the caller's traces */
 	char trace_id[33], span_id[17];
 	bool traced = traceparent_ids(e->traceparent, trace_id, span_id);

@@ -37,6 +37,7 @@ typedef struct audit_entry {
 	const char *image_id;    /* the ID the box started from (the spec's), when known */
 	const char *traceparent; /* the caller's, unchecked: only a well-formed one is recorded */
 	const char *workspace;   /* the workspace the run or transfer was in, or NULL */
+	bool net_holder_spare;   /* the box's network holder was a spare (spare.h) */
 	/* a file transfer in or out of a workspace (no code ran): "put", "get", "list",
 	 * "create", "remove"; NULL for a run */
 	const char *transfer_op;

@@ -227,6 +227,11 @@ BRIG_PUBLIC int brig_ctx_start_warm_pool(brig_ctx *ctx, brig_error **err);
 /* Whether a runtime verification another brig process remembered may be used (default true;
  * `brig doctor` turns it off: a check must check). */
 BRIG_PUBLIC void brig_ctx_set_probe_cache(brig_ctx *ctx, bool use);
+/* Spare network holders (default off): a cold run with egress takes a holder started ahead by
+ * an earlier context (the engine's ~600 ms to start one leaves the run), and brig_ctx_free
+ * leaves a detached process behind that removes this context's holders and starts spares for
+ * the next.  For one-shot callers (`brig run`); a long-lived one has the warm pool. */
+BRIG_PUBLIC void brig_ctx_set_spares(brig_ctx *ctx, bool on);
 /* Removes the warm pool's containers before it returns.  No run may be in flight. */
 BRIG_PUBLIC void brig_ctx_free(brig_ctx *ctx);
 BRIG_PUBLIC const brig_policy *brig_ctx_policy(const brig_ctx *ctx);

@@ -22,6 +22,7 @@
 #include "internal.h"
 #include "loader.h"
 #include "pool.h"
+#include "spare.h"
 #include "probe.h"
 #include "reap.h"
 #include "workspace.h"
@@ -95,11 +96,18 @@ void brig_ctx_set_probe_cache(brig_ctx *ctx, bool use)
 	ctx->use_probe_cache = use;
 }
 
+void brig_ctx_set_spares(brig_ctx *ctx, bool on)
+{
+	ctx->spares = on;
+}
+
 void brig_ctx_free(brig_ctx *ctx)
 {
 	if (!ctx)
 		return;
 	pool_free(ctx->pool); /* its containers are removed with the backends still loaded */
+	spare_detach(ctx);    /* its process uses them too, and no thread of the pool's is left */
+	spare_state_free(ctx->spare);
 	for (size_t i = 0; i < ctx->n_backends; i++)
 		loader_unload(&ctx->backends[i]);
 	free(ctx->backends);
@@ -560,6 +568,10 @@ int brig_gc(brig_ctx *ctx, int *removed, brig_error **err)
 	}
 	if (!eb)
 		return 0;
+	/* first the spares: each sits on a proxy's network, which keeps that proxy */
+	int spares = 0;
+	spare_gc(ctx, eb, &spares);
+	*removed += spares;
 	long idle = GC_EGRESS_IDLE_S;
 	const char *v = secure_getenv("BRIG_EGRESS_IDLE_SECONDS");
 	if (v && !parse_long(v, 0, 86400 * 365, &idle))

@@ -45,6 +45,8 @@ struct brig_ctx {
 	char install[17];        /* this installation (its plugin directory): label brig.install */
 	const char *warnings[4]; /* brig_ctx_warnings, NULL-terminated (borrowed) */
 	bool reaped;             /* reap_at_start ran */
+	bool spares;             /* brig_ctx_set_spares: cold runs with egress use spare holders */
+	struct spare_state *spare; /* what spare_detach does at brig_ctx_free (spare.h) */
 };
 
 /* A hook the plugin's table is long enough to have (appended hooks are checked by size). */

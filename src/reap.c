@@ -24,17 +24,37 @@
 
 #define REAP_EVERY_S 60 /* the start-of-process reap, at most once a minute per installation */
 
-bool reap_box_orphaned(const char *name, const char *owner)
+/* A name brig gives a box ("brig-" + 16 hex) or a box's network holder (+ SPEC_NET_HOLDER_SUFFIX);
+ * *holder says which. */
+static bool box_name(const char *name, bool *holder)
 {
 	static const char prefix[] = "brig-";
 	size_t n = name ? strlen(name) : 0, box = sizeof prefix - 1 + 16;
-	/* a box, or a box's network holder (its name + SPEC_NET_HOLDER_SUFFIX) */
-	if ((n != box && (n != box + strlen(SPEC_NET_HOLDER_SUFFIX) ||
-			  strcmp(name + box, SPEC_NET_HOLDER_SUFFIX) != 0)) ||
-	    strncmp(name, prefix, sizeof prefix - 1) != 0 ||
-	    strspn(name + sizeof prefix - 1, "0123456789abcdef") != 16)
+	*holder = n == box + strlen(SPEC_NET_HOLDER_SUFFIX);
+	return (n == box || (*holder && strcmp(name + box, SPEC_NET_HOLDER_SUFFIX) == 0)) &&
+	       strncmp(name, prefix, sizeof prefix - 1) == 0 &&
+	       strspn(name + sizeof prefix - 1, "0123456789abcdef") == 16;
+}
+
+bool reap_box_orphaned(const char *name, const char *owner)
+{
+	bool holder;
+	return box_name(name, &holder) && proc_owner_state(owner) == OWNER_DEAD;
+}
+
+/* A claimed spare holder (spare.h): a box's holder name without an owner label, whose box is
+ * not among `names` or is an orphan removed in the same pass.  It was claimed once its box
+ * existed, so its box is gone for good. */
+static bool spare_orphaned(char *const *names, char *const *owners, size_t i, const char *owner)
+{
+	size_t n = strlen(names[i]), sl = strlen(SPEC_NET_HOLDER_SUFFIX);
+	bool holder = false;
+	if ((owner && *owner) || !box_name(names[i], &holder) || !holder)
 		return false;
-	return proc_owner_state(owner) == OWNER_DEAD;
+	for (size_t j = 0; names[j]; j++)
+		if (strlen(names[j]) == n - sl && strncmp(names[j], names[i], n - sl) == 0)
+			return reap_box_orphaned(names[j], owners ? owners[j] : NULL);
+	return true;
 }
 
 int reap_orphans(brig_ctx *ctx, loaded_backend *lb, int *removed, brig_error **err)
@@ -52,13 +72,14 @@ int reap_orphans(brig_ctx *ctx, loaded_backend *lb, int *removed, brig_error **e
 	if (r < 0)
 		return r;
 	for (size_t i = 0; names && names[i]; i++) {
-		if (!reap_box_orphaned(names[i], owners ? owners[i] : NULL))
+		if (!reap_box_orphaned(names[i], owners ? owners[i] : NULL) &&
+		    !spare_orphaned(names, owners, i, owners ? owners[i] : NULL))
 			continue;
 		brig_error *e = NULL;
 		if (rm(names[i], &e) == 0) {
 			(*removed)++;
-			core_debug("reap: removed %s (its brig %s is gone)", names[i],
-				   owners ? owners[i] : "?");
+			core_debug("reap: removed %s (its brig %s is gone, or its box)", names[i],
+				   owners && owners[i] && *owners[i] ? owners[i] : "-");
 		} else if (r == 0) {
 			r = e->status;
 			if (err) {

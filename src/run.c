@@ -23,6 +23,7 @@
 #include "pool.h"
 #include "probe.h"
 #include "reap.h"
+#include "spare.h"
 #include "uids.h"
 #include "workspace.h"
 
@@ -89,6 +90,8 @@ typedef struct run_ctx {
 	ws_handle ws;       /* held (locked) while the box runs in it */
 	brig_result res;
 	char *notice;
+	bool spare;     /* its box's network holder was a spare (spare.h) */
+	bool holder_up; /* ...or either way ran: spares of its configuration may follow */
 } run_ctx;
 
 /* The audit line of this run (refused when res is NULL); 0, or the log's failure. */
@@ -123,6 +126,7 @@ static int audit_outcome(run_ctx *rc, const brig_result *res, const brig_error *
 					 : NULL,
 			.image_id = rc->spec ? rc->spec->image_id : NULL,
 			.workspace = rc->ws_id,
+			.net_holder_spare = rc->spare,
 		};
 		r = audit_append(a, &e, err);
 	}
@@ -323,6 +327,17 @@ static void notice_add(run_ctx *rc, const char *text)
 	rc->notice = n;
 }
 
+/* brig_run_control.before_start of a cold box with a network holder: a spare claimed, else
+ * one started; the box exists, so the holder never runs without it (the reaper's rule). */
+static int holder_before_start(void *arg, brig_error **err)
+{
+	run_ctx *rc = arg;
+	rc->spare = spare_claim(rc->ctx, rc->lb, rc->cold->net_holder);
+	int r = rc->spare ? 0 : run_holder_up(rc->lb, rc->cold, err);
+	rc->holder_up = r == 0;
+	return r;
+}
+
 static void run_box(run_ctx *rc, const brig_run_control *ctl)
 {
 	brig_outcome o = { .struct_size = sizeof o, .exit_code = -1 };
@@ -333,10 +348,20 @@ static void run_box(run_ctx *rc, const brig_run_control *ctl)
 	if (!run_pooled(rc, ctl, &o)) {
 		brig_error *e = NULL;
 		rc->spec = rc->cold;
-		if (egress_up(rc, &e) < 0 || run_holder_up(rc->lb, rc->cold, &e) < 0 ||
-		    rc->lb->be->run(rc->cold, ctl, &o, &e) < 0)
+		/* a backend of ABI 2.5 calls before_start between the box's creation and start */
+		bool at_start = rc->cold->net_holder && rc->lb->be->abi_minor >= 5;
+		brig_run_control c = *ctl;
+		if (at_start) {
+			c.before_start = holder_before_start;
+			c.before_start_arg = rc;
+		}
+		if (egress_up(rc, &e) < 0 ||
+		    (!at_start && !(rc->holder_up = run_holder_up(rc->lb, rc->cold, &e) == 0)) ||
+		    rc->lb->be->run(rc->cold, &c, &o, &e) < 0)
 			failed_before_start(&o, e);
-		run_holder_down(rc->lb, rc->cold); /* after the box: the address was its */
+		/* after the box (the address was its); with spares, by spare_detach's process */
+		if (!rc->ctx->spares)
+			run_holder_down(rc->lb, rc->cold);
 		brig_error_free(e);
 	}
 	rc->res.duration_ms = now_ms() - t0;
@@ -481,6 +506,8 @@ int brig_run(brig_ctx *ctx, const brig_request *req, const brig_run_options *opt
 	int ar = audit_outcome(&rc, &rc.res, NULL, &ae);
 	if (rc.pooled)
 		pool_release(ctx->pool, rc.pooled); /* removed in the background */
+	else if (ctx->spares)
+		spare_after_run(ctx, rc.lb, rc.cold, rc.holder_up); /* removed, spares made */
 	spec_free(rc.cold);
 	uid_lease_release(&rc.lease); /* the cold box is gone (a pooled one kept its own) */
 	bool in_ws = rc.ws.user != NULL;
@@ -559,8 +586,18 @@ static char *explain_image(const brig_spec *spec)
 
 /* The backend's rendering of the box, after its network holder's when it has one (what
  * start_detached does with it). */
-static int explain_text(const loaded_backend *lb, const brig_spec *spec, char **out,
-			brig_error **err)
+/* The label of the spares a box's network holder may be (spare.h), or NULL: none. */
+static char *explain_spare_label(const brig_ctx *ctx, const loaded_backend *lb,
+				 const brig_spec *spec)
+{
+	if (!spec->net_holder || lb->be->abi_minor < 5 || !BE_HOOK(lb->be, claim_spare))
+		return NULL;
+	cleanup_free char *key = spare_key(ctx, spec->net_holder);
+	return key ? xasprintf(SPEC_SPARE_LABEL "=%s", key) : NULL;
+}
+
+static int explain_text(const brig_ctx *ctx, const loaded_backend *lb, const brig_spec *spec,
+			char **out, brig_error **err)
 {
 	*out = NULL;
 	cleanup_free char *holder = NULL;
@@ -583,9 +620,19 @@ static int explain_text(const loaded_backend *lb, const brig_spec *spec, char **
 		*out = steal_pointer(&box);
 		return 0;
 	}
-	*out = xasprintf("# the network holder, started first (the box runs in its network "
-			 "namespace, on %s)\n%s# the box\n%s",
-			 spec->egress->network, holder, box);
+	cleanup_free char *spare = explain_spare_label(ctx, lb, spec);
+	if (spare)
+		*out = xasprintf(
+			"# the network holder (the box runs in its network namespace, on %s), "
+			"between the box's creation and its start: `brig run` takes a "
+			"running spare labelled %s (renamed %s; started after an earlier "
+			"run, the same but for its name, labels and sleep), else starts it "
+			"as here\n%s# the box\n%s",
+			spec->egress->network, spare, spec->net_holder->name, holder, box);
+	else
+		*out = xasprintf("# the network holder, started first (the box runs in its network "
+				 "namespace, on %s)\n%s# the box\n%s",
+				 spec->egress->network, holder, box);
 	return 0;
 }
 
@@ -607,7 +654,7 @@ int brig_explain_in(brig_ctx *ctx, const brig_request *req, const char *id, char
 		r = BRIG_E_SYSTEM;
 	}
 	if (r == 0)
-		r = explain_text(lb, spec, &text, err);
+		r = explain_text(ctx, lb, spec, &text, err);
 	if (r == 0) {
 		cleanup_free char *traits = spec_describe_traits(spec);
 		cleanup_free char *image = explain_image(spec);
@@ -643,7 +690,7 @@ json_object *brig_explain_object_in(brig_ctx *ctx, const brig_request *req, cons
 		r = BRIG_E_SYSTEM;
 	}
 	if (r == 0)
-		r = explain_text(lb, spec, &text, err);
+		r = explain_text(ctx, lb, spec, &text, err);
 	if (r != 0 || !lb || !spec) {
 		spec_free(spec);
 		return NULL;
@@ -660,6 +707,8 @@ json_object *brig_explain_object_in(brig_ctx *ctx, const brig_request *req, cons
 	json_object_object_add(o, "notes", json_object_new_string(traits));
 	json_object_object_add(o, "spec", spec_to_json(spec));
 	json_object_object_add(o, "rendered", json_object_new_string(text));
+	cleanup_free char *spare = explain_spare_label(ctx, lb, spec);
+	json_object_object_add(o, "spare_label", spare ? json_object_new_string(spare) : NULL);
 	spec_free(spec);
 	return o;
 }

@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <string.h>
 #include <time.h>
@@ -396,4 +397,19 @@ int write_all(int fd, const void *buf, size_t len)
 		len -= (size_t)w;
 	}
 	return 0;
+}
+
+int flock_wait(int fd, int wait_ms)
+{
+	int64_t until = now_ms() + (wait_ms > 0 ? wait_ms : 0);
+	for (;;) {
+		if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+			return 0;
+		if (errno != EWOULDBLOCK && errno != EINTR)
+			return -1;
+		if (now_ms() >= until)
+			return -1;
+		struct timespec ts = { 0, 20 * 1000 * 1000 };
+		nanosleep(&ts, NULL);
+	}
 }

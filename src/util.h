@@ -97,6 +97,10 @@ void cond_init_monotonic(pthread_cond_t *cond);
 /* Wait on cond (mutex held) until signalled or now_ms() reaches deadline_ms. */
 void cond_wait_until(pthread_cond_t *cond, pthread_mutex_t *mutex, int64_t deadline_ms);
 
+/* ---- files ---- */
+/* flock(fd, LOCK_EX), tried every 20 ms for up to wait_ms: 0, or -1 (errno) when not taken. */
+int flock_wait(int fd, int wait_ms);
+
 /* ---- processes ---- */
 /* Field 22 (starttime) of a /proc/PID/stat text; the comm field may hold spaces and ')'.
  * 0, or -1 if the text is malformed or the process is a zombie (it runs nothing any more). */

@@ -283,21 +283,6 @@ static char *ended_why(const loaded_backend *lb, const ws_state *st, bool *lost)
 
 /* ---- acquire / release ------------------------------------------------------------------- */
 
-static int lock_wait(int fd, int wait_ms)
-{
-	int64_t until = now_ms() + (wait_ms > 0 ? wait_ms : 0);
-	for (;;) {
-		if (flock(fd, LOCK_EX | LOCK_NB) == 0)
-			return 0;
-		if (errno != EWOULDBLOCK && errno != EINTR)
-			return -1;
-		if (now_ms() >= until)
-			return -1;
-		struct timespec ts = { 0, 20 * 1000 * 1000 };
-		nanosleep(&ts, NULL);
-	}
-}
-
 static int check_enabled(const brig_ctx *ctx, brig_error **err)
 {
 	if (ctx->policy->ws.enabled)
@@ -336,7 +321,7 @@ int ws_acquire(brig_ctx *ctx, const loaded_backend *lb, const char *id, int wait
 	int fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return unknown(dir, id, err);
-	if (lock_wait(fd, wait_ms) < 0) {
+	if (flock_wait(fd, wait_ms) < 0) {
 		close(fd);
 		return brig_fail(
 			err, BRIG_E_BUSY, 0,

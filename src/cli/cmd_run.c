@@ -265,6 +265,9 @@ int cmd_run(int argc, char **argv)
 	r = cli_make_ctx(&o.pol, &ctx);
 	if (r)
 		return r;
+	/* one run per process: spare network holders for the next (BRIG_SPARES=0: none) */
+	const char *sp = getenv("BRIG_SPARES");
+	brig_ctx_set_spares(ctx, !sp || strcmp(sp, "0") != 0);
 	brig_request req = { 0 };
 	strbuf code;
 	sb_init(&code);

@@ -129,8 +129,27 @@ def egress_policy(tmp):
     """An allowlist no run uses (the rows time the box, not a request): its own proxy."""
     path = os.path.join(tmp, "policy-egress.json")
     with open(path, "w") as f:
-        json.dump({"egress": {"allow": ["brig-bench.test:443"]}}, f)
+        json.dump({"egress": {"allow": ["brig-bench.test:443"]},
+                   "audit_log": os.path.join(tmp, "egress-audit.jsonl")}, f)
     return path
+
+
+def spare_claims(tmp):
+    """{backend: (one-shot runs with egress whose box took a spare holder, all of them)}, from
+    the audit lines of the egress policy (the warm rows' calls are not one-shot)."""
+    out = {}
+    try:
+        with open(os.path.join(tmp, "egress-audit.jsonl")) as f:
+            lines = [json.loads(x) for x in f if x.strip()]
+    except OSError:
+        return out
+    for line in lines:
+        eg = (line.get("limits") or {}).get("egress") or {}
+        if line.get("front_door") != "cli" or "net_holder_spare" not in eg:
+            continue
+        took, total = out.get(line.get("backend"), (0, 0))
+        out[line.get("backend")] = (took + bool(eg["net_holder_spare"]), total + 1)
+    return out
 
 
 def proxy_first_start(backend, lang, policy):
@@ -352,6 +371,9 @@ def main():
                       f"{statistics.median(times[eg_row]) / statistics.median(times[base_row]):.2f}x")
         if ms is not None:
             print(f"{backend}: first run with egress, its proxy starting: {ms:.0f} ms")
+    for backend, (took, total) in sorted(spare_claims(tmp).items()):
+        print(f"{backend}: one-shot runs with egress whose box took a spare network holder: "
+              f"{took} of {total}")
     for label, r in mcp_rows:
         if r.warm:
             b = breakdown(r.log)

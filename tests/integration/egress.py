@@ -23,6 +23,7 @@ gvisor (runsc-egress).  Needs root (ip netns); skips (77) otherwise.
 import json
 import os
 import random
+import re
 import shutil
 import subprocess
 import tempfile
@@ -158,6 +159,27 @@ def teardown():
     shutil.rmtree(WORK, ignore_errors=True)
 
 
+def gone_soon(name, timeout=30):
+    """Whether container `name` is gone within `timeout` s (a one-shot `brig run` leaves the
+    removal of its network holder to the process it detaches for its spares)."""
+    end = time.monotonic() + timeout
+    while container_exists(name) and time.monotonic() < end:
+        time.sleep(0.2)
+    return not container_exists(name)
+
+
+def spares_of(cache):
+    """The spare holders (name, ID, labels) of the lock domain of cache directory `cache`."""
+    ids = [f for f in os.listdir(cache) if f.startswith("spares-") and f.endswith(".id")]
+    if not ids:
+        return []
+    with open(os.path.join(cache, ids[0])) as f:
+        domain = f.read().strip()
+    r = docker("ps", "-a", "--filter", f"label=brig.spare-domain={domain}", "--format",
+               "{{.Names}} {{.ID}} {{.State}}")
+    return [x.split() for x in r.stdout.splitlines() if x.strip()]
+
+
 def upstream_log(addr):
     with open(os.path.join(WORK, f"{addr}.log")) as f:
         return f.read()
@@ -178,8 +200,9 @@ def write_policy():
         allow.append("host.test:8080")
     STATE["host_address"] = ha
     STATE["audit"] = os.path.join(WORK, "audit.jsonl")
+    STATE["max_timeout"] = 60
     policy = {"egress": {"allow": allow, "hosts": hosts}, "audit_log": STATE["audit"],
-              "warm_pool": 0}
+              "warm_pool": 0, "max_timeout_seconds": STATE["max_timeout"]}
     path = os.path.join(WORK, "policy.json")
     with open(path, "w") as f:
         json.dump(policy, f)
@@ -346,7 +369,7 @@ def test_audit_and_access_log():
     assert eg["network"].startswith("brig-egress-"), eg
     assert line["limits"]["network"] == "container:" + eg["net_holder"], line["limits"]
     assert eg["net_holder"] == line["container"] + "-net", (eg, line["container"])
-    assert not container_exists(eg["net_holder"]), eg["net_holder"]
+    assert gone_soon(eg["net_holder"]), eg["net_holder"]  # by brig's detached process
     proxy = eg["proxy"]
     STATE["proxy"] = proxy
     STATE["network"] = eg["network"]
@@ -424,6 +447,74 @@ def run_while(code, seen, action):
     assert docker(*action).returncode == 0
     out, err = p.communicate(timeout=120)
     return json.loads(out)
+
+
+def test_one_shot_claims_a_spare():
+    """A one-shot `brig run` with egress leaves two spare network holders (started by the
+    process it detaches); the next run's box runs in one of them: the same container, renamed
+    to the box's holder name, without an owner, and the audit line says so.  The spares come
+    back to two, the claimed holder goes after its run, and `brig gc` removes the spares of its
+    lock domain (the cache directory's: this test's own)."""
+    cache = tempfile.mkdtemp(prefix="brig-egress-spares-")
+    os.chmod(cache, 0o700)
+    env = dict(os.environ, BRIG_CACHE_DIR=cache)
+    cmd = [BRIG, "run", *backend_args(), "-l", "shell", "--policy", STATE["policy"]]
+
+    def wait_spares(n, timeout=60):
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            up = [x for x in spares_of(cache) if x[0].endswith("-spare") and x[2] == "running"]
+            if len(up) == n:
+                return up
+            time.sleep(0.2)
+        raise AssertionError(f"not {n} spares: {spares_of(cache)}")
+    a = None
+    try:
+        r = subprocess.run(cmd + ["-c", "echo one"], capture_output=True, text=True,
+                           timeout=120, env=env)
+        assert r.returncode == 0 and r.stdout == "one\n", r
+        spares = {x[1] for x in wait_spares(2)}
+        a = subprocess.Popen(cmd + ["--timeout", "30", "-c", "echo up; sleep 4; echo two"],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+        box = running_box_of(a.pid)
+        holder = box + "-net"
+        got = json.loads(docker("inspect", "--format",
+                                "{{json .Id}}|{{json .Config.Labels}}", holder
+                                ).stdout.replace("|", ",", 1).join("[]"))
+        hid, labels = got
+        assert hid[:12] in spares, (hid, spares)  # one of the spares, renamed
+        assert labels.get("brig.role") == "net-spare" and "brig.owner" not in labels, labels
+        out, _ = a.communicate(timeout=120)
+        assert a.returncode == 0 and out == "up\ntwo\n", out
+        with open(STATE["audit"]) as f:
+            line = [json.loads(x) for x in f if box in x][-1]
+        eg = line["limits"]["egress"]
+        assert eg["net_holder"] == holder and eg["net_holder_spare"] is True, eg
+        assert gone_soon(holder), holder
+        again = wait_spares(2)
+        assert not {x[1] for x in again} & {hid[:12]}, again
+    finally:
+        if a and a.poll() is None:  # a failed assertion: its spares too, before the gc
+            a.communicate(timeout=120)
+        r = subprocess.run([BRIG, "gc", *backend_args()], capture_output=True, text=True,
+                           timeout=180, env=env)
+        left = spares_of(cache)
+        shutil.rmtree(cache, ignore_errors=True)
+    assert r.returncode == 0, r.stderr
+    assert not left, left
+
+
+def test_box_network_spares_the_proxy_address():
+    """The box network's dynamic range is the upper half of its /22: no box or spare holder
+    started while the proxy is down can take the proxy's fixed address."""
+    net = json.loads(docker("network", "inspect", STATE["network"]).stdout)[0]
+    cfg = net["IPAM"]["Config"][0]
+    base = cfg["Subnet"].split("/")[0].split(".")
+    want = ".".join(base[:2] + [str(int(base[2]) + 2), "0"]) + "/23"
+    assert cfg.get("IPRange") == want, cfg
+    proxy = [v["IPv4Address"].split("/")[0] for v in net["Containers"].values()
+             if v["Name"] == STATE["proxy"]]
+    assert proxy and int(proxy[0].split(".")[2]) < int(base[2]) + 2, (proxy, cfg)
 
 
 def test_proxy_dies_mid_run():
@@ -640,7 +731,13 @@ def test_boxes_of_one_list_cannot_reach_each_other():
         # the box has its network holder's namespace, and so its address
         mode = docker("inspect", "--format", "{{.HostConfig.NetworkMode}}", box).stdout.strip()
         hid = docker("inspect", "--format", "{{.Id}}", f"{box}-net").stdout.strip()
-        assert mode == f"container:{hid}", (mode, hid)  # the engine keeps the holder's ID
+        # the holder comes after the box's creation (a spare claimed, or one started): the
+        # box names it; the same network namespace either way
+        assert mode in (f"container:{box}-net", f"container:{hid}"), (mode, hid)
+        pids = [docker("inspect", "--format", "{{.State.Pid}}", c).stdout.strip()
+                for c in (box, f"{box}-net")]
+        if BACKEND != "gvisor":  # a gVisor box's pid is its sandbox's, in the same netns too
+            assert len({os.readlink(f"/proc/{p}/ns/net") for p in pids}) == 1, pids
         nets = json.loads(docker("inspect", "--format", "{{json .NetworkSettings.Networks}}",
                                  f"{box}-net").stdout)
         addr = [v["IPAddress"] for k, v in nets.items() if k.startswith("brig-egress-")][0]
@@ -675,7 +772,10 @@ def test_killed_brig_leaves_no_holder():
         box = running_box_of(a.pid)
         holder = box + "-net"
         cmdline = json.loads(docker("inspect", "--format", "{{json .Config.Cmd}}", holder).stdout)
-        assert cmdline[0] == "sleep" and 5 + 3 < int(cmdline[1]) <= 5 + 3 + 60, cmdline
+        # its own (the run's limit + 3 s + 60), or a claimed spare's (the policy's longest
+        # run + 3 s + 60 + the 120 s it could be claimed in)
+        longest = STATE["max_timeout"] + 3 + 60 + 120
+        assert cmdline[0] == "sleep" and 5 + 3 < int(cmdline[1]) <= longest, cmdline
         time.sleep(1)
         a.kill()
         a.wait(30)
@@ -735,11 +835,23 @@ def test_foreign_network_refused():
                          timeout=60)
     eg = json.loads(out.stdout)["spec"]["egress"]
     assert docker("network", "create", eg["network"]).returncode == 0
+    cache = tempfile.mkdtemp(prefix="brig-egress-foreign-")
+    os.chmod(cache, 0o700)
     try:
-        r = brig("--policy", path, code="print(1)", timeout=120)
+        r = brig("--policy", path, code="print(1)", timeout=120,
+                 extra_env={"BRIG_CACHE_DIR": cache})
         assert r["verdict"] == "sandbox_error" and "is not the one brig makes" in r["error"], r
         assert docker("inspect", "--type", "container", eg["proxy_name"]).returncode != 0
+        # nor does brig's detached process start spare holders on it (once it is done)
+        import fcntl
+        for f in os.listdir(cache):
+            if f.startswith("spares-") and f.endswith(".fill"):
+                with open(os.path.join(cache, f)) as lk:
+                    fcntl.flock(lk, fcntl.LOCK_EX)
+        on = docker("network", "inspect", "--format", "{{json .Containers}}", eg["network"])
+        assert json.loads(on.stdout) == {}, on.stdout
     finally:
+        shutil.rmtree(cache, ignore_errors=True)
         docker("rm", "-f", eg["proxy_name"])
         docker("network", "rm", eg["network"])
 
@@ -768,7 +880,12 @@ def test_explain_shows_egress():
     assert f'name={h["name"]}' in o["rendered"] and "container:" + h["name"] in o["rendered"]
     # the holder rendered as start_detached starts it: no stdin, nothing attached
     held, box = o["rendered"].split("\n# the box\n")
-    assert "/attach?" not in held and "< CODE" not in held and "--rm" not in held, held
+    assert "/attach?" not in held and "< CODE" not in held, held
+    # it removes itself when its sleep ends; `brig run` may take a spare of its configuration
+    assert '"AutoRemove": true' in held, held
+    assert h["user"] == "65534:65534", h["user"]
+    assert re.fullmatch(r"brig\.spare=[0-9a-f]{64}", o["spare_label"] or ""), o["spare_label"]
+    assert f'takes a running spare labelled {o["spare_label"]}' in held, held
     assert f'/containers/{h["name"]}/start\n' in held and '"OpenStdin": false' in held, held
     assert "/attach?" in box, box
     STATE["config_dir"] = eg["config_dir"]
@@ -848,7 +965,8 @@ if __name__ == "__main__":
         write_policy()
         main([test_allowed_and_refused, test_wildcard_and_https, test_no_dns_no_direct_path,
               test_audit_and_access_log, test_decisions_joined_into_result_and_audit,
-              test_no_request_no_decision, test_node_fetch_through_the_proxy,
+              test_no_request_no_decision, test_one_shot_claims_a_spare,
+              test_box_network_spares_the_proxy_address, test_node_fetch_through_the_proxy,
               test_proxy_dies_mid_run, test_proxy_restarted_mid_run, test_warm_box_with_egress,
               test_warm_box_whose_holder_is_gone, test_killed_server_leaves_no_holder,
               test_boxes_of_one_list_cannot_reach_each_other, test_killed_brig_leaves_no_holder,

@@ -762,7 +762,13 @@ static void test_gc_only_orphans(void)
 		"brig-00112233445566dd|%ld:%llu:%llu;" /* our pid, reused: dead, removed */
 		"brig-mine|999999:5:%llu;"             /* not a name brig makes */
 		"brig-00112233445566ee|whoever;"       /* a malformed owner */
-		"brig-00112233445566ff|999999:5",      /* the old form, dead: removed */
+		"brig-00112233445566ff|999999:5;"      /* the old form, dead: removed */
+		/* claimed spare holders (no owner): removed once their box is gone */
+		"brig-00112233445566ab-net|;"   /* its box is not listed: removed */
+		"brig-00112233445566bb-net|;"   /* its box bb still exists: kept */
+		"brig-00112233445566aa-net|;"   /* its box aa is an orphan: removed */
+		"brig-00112233445566ac-spare|;" /* an unclaimed spare: its own rules */
+		"brig-0011223344556ab-net|",    /* not a name brig makes */
 		ino, (long)getpid(), self_start, ino, (long)getpid(), self_start, ino + 1,
 		(long)getpid(), self_start + 1, ino, ino);
 	setenv("FAKE_BOXES", boxes, 1);
@@ -770,7 +776,7 @@ static void test_gc_only_orphans(void)
 	int removed = -1;
 	brig_error *err = NULL;
 	CU_ASSERT_EQUAL(brig_gc(ctx, &removed, &err), 0);
-	CU_ASSERT_EQUAL(removed, 3);
+	CU_ASSERT_EQUAL(removed, 5);
 	const char *got = NULL; /* the log of the plugin gc went through (each has its own) */
 	for (size_t i = 0; i < ctx->n_backends; i++) {
 		const char *(*log)(void) = NULL;
@@ -779,9 +785,11 @@ static void test_gc_only_orphans(void)
 			got = log();
 	}
 	CU_ASSERT_PTR_NOT_NULL_FATAL(got);
-	cleanup_free char *want = xasprintf("list brig.install=%s;rm brig-00112233445566aa;"
-					    "rm brig-00112233445566dd;rm brig-00112233445566ff;",
-					    ctx->install);
+	cleanup_free char *want =
+		xasprintf("list brig.install=%s;rm brig-00112233445566aa;"
+			  "rm brig-00112233445566dd;rm brig-00112233445566ff;"
+			  "rm brig-00112233445566ab-net;rm brig-00112233445566aa-net;",
+			  ctx->install);
 	CU_ASSERT_STRING_EQUAL(got, want);
 	CU_ASSERT_EQUAL(strlen(ctx->install), 16);
 	unsetenv("FAKE_BOXES");
