@@ -279,6 +279,8 @@ static int kill_and_wait(const char *name, brig_error **err)
 		int state = 0;
 		if ((r = dock_container_state(name, &state, err)) < 0 || state == 0)
 			return r;
+		if (state == 3) /* never started: the engine's removal will not come */
+			return 1;
 		struct timespec ts = { 0, 20 * 1000 * 1000 };
 		nanosleep(&ts, NULL);
 	}
@@ -592,22 +594,21 @@ int dock_claim_spare(const char *label, long long now, const char *name, int *co
 					"/containers/%s/rename?name=%s", spares[i], name);
 		if (r < 0)
 			break;
-		if (resp.status == 404) /* claimed or ended since the list */
-			continue;
-		if (resp.status != 204) {
+		if (resp.status != 204) { /* 404: claimed or ended since the list; 409: ending */
 			cleanup_free char *txt = dock_error_text(&resp);
-			r = plugin_fail(err, BRIG_E_SANDBOX, 0,
-					"renaming spare %s to %s: HTTP %ld: %s", spares[i], name,
-					resp.status, txt);
-			break;
+			plugin_log(BRIG_LOG_DEBUG, "spare %s not renamed to %s: HTTP %ld: %s",
+				   spares[i], name, resp.status, txt);
+			continue;
 		}
 		int state = 0;
-		if ((r = dock_container_state(name, &state, err)) < 0)
-			break;
-		if (state == 2)
+		if (dock_container_state(name, &state, NULL) == 0 && state == 2) {
 			r = 1;
-		else /* it ended between the list and the rename: not a holder to join */
-			dock_remove(name, NULL);
+			break;
+		}
+		/* it ended between the list and the rename, or cannot be told: not a holder to
+		 * join, and its name is the box's holder's */
+		if ((r = dock_remove(name, err)) < 0)
+			break;
 	}
 	strv_free(spares);
 	return r;

@@ -168,9 +168,11 @@ static int internal_network_ok(const brig_egress *e, brig_error **err)
 				   ? json_object_array_get_idx(cfgs, 0)
 				   : NULL;
 	bool subnet = json_object_object_get_ex(cfg, "Subnet", &v) &&
+		      json_object_is_type(v, json_type_string) &&
 		      strcmp(json_object_get_string(v), e->subnet) == 0;
 	cleanup_free char *want = dynamic_range(e->subnet);
 	bool range = want && json_object_object_get_ex(cfg, "IPRange", &v) &&
+		     json_object_is_type(v, json_type_string) &&
 		     strcmp(json_object_get_string(v), want) == 0;
 	json_object_put(o);
 	if (resp.status == 200 && internal && no_host && subnet && range)

@@ -229,8 +229,10 @@ BRIG_PUBLIC int brig_ctx_start_warm_pool(brig_ctx *ctx, brig_error **err);
 BRIG_PUBLIC void brig_ctx_set_probe_cache(brig_ctx *ctx, bool use);
 /* Spare network holders (default off): a cold run with egress takes a holder started ahead by
  * an earlier context (the engine's ~600 ms to start one leaves the run), and brig_ctx_free
- * leaves a detached process behind that removes this context's holders and starts spares for
- * the next.  For one-shot callers (`brig run`); a long-lived one has the warm pool. */
+ * forks a detached process that removes this context's holders and starts spares for the next.
+ * For single-threaded one-shot callers (`brig run`): the fork happens in brig_ctx_free, which
+ * no other thread of the caller may be inside brig or libcurl at; the process keeps the
+ * caller's file descriptors above 2 until it is done.  A long-lived caller has the warm pool. */
 BRIG_PUBLIC void brig_ctx_set_spares(brig_ctx *ctx, bool on);
 /* Removes the warm pool's containers before it returns.  No run may be in flight. */
 BRIG_PUBLIC void brig_ctx_free(brig_ctx *ctx);

@@ -349,7 +349,8 @@ static void run_box(run_ctx *rc, const brig_run_control *ctl)
 		brig_error *e = NULL;
 		rc->spec = rc->cold;
 		/* a backend of ABI 2.5 calls before_start between the box's creation and start */
-		bool at_start = rc->cold->net_holder && rc->lb->be->abi_minor >= 5;
+		bool at_start = rc->cold->net_holder && rc->lb->be->abi_minor >= 5 &&
+				BE_HOOK(rc->lb->be, claim_spare);
 		brig_run_control c = *ctl;
 		if (at_start) {
 			c.before_start = holder_before_start;

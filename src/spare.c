@@ -87,8 +87,9 @@ char *spare_key(const brig_ctx *ctx, const brig_spec *holder)
 	json_object_object_del(o, "labels"); /* its owner and box, */
 	json_object_object_del(o, "argv");   /* how long it waits: set for the spare */
 	cleanup_free char *text =
-		xasprintf("uid %lu\ninstall %s\nversion %s\ndomain %s\n%s", (unsigned long)getuid(),
-			  ctx->install, PACKAGE_VERSION, domain,
+		xasprintf("uid %lu\ninstall %s\nversion %s\ndomain %s\nlongest run %d s\n%s",
+			  (unsigned long)getuid(), ctx->install, PACKAGE_VERSION, domain,
+			  ctx->policy->max_timeout_seconds, /* how long a spare sleeps */
 			  json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
 	json_object_put(o);
 	char *key = xmalloc(65);
@@ -137,8 +138,9 @@ void spare_after_run(brig_ctx *ctx, const loaded_backend *lb, brig_spec *box, bo
 	s->used[n] = xstrdup(box->net_holder->name);
 	s->used[n + 1] = NULL;
 	s->lb = lb;
-	/* never spares on a network no run of this configuration was found good on */
-	char *key = ran ? spare_key(ctx, box->net_holder) : NULL;
+	/* never spares on a network no run of this configuration was found good on, nor with a
+	 * plugin that cannot claim them */
+	char *key = ran && spares_on(ctx, lb) ? spare_key(ctx, box->net_holder) : NULL;
 	if (key) { /* the latest configuration is the one refilled */
 		spec_free(s->holder);
 		free(s->key);
@@ -179,6 +181,14 @@ static void fill(const brig_ctx *ctx, spare_state *s)
 	}
 }
 
+/* The holders of this context's runs removed (a plugin without remove: the reaper's). */
+static void remove_used(const spare_state *s)
+{
+	int (*rm)(const char *, brig_error **) = BE_HOOK(s->lb->be, remove);
+	for (char **n = s->used; rm && n && *n; n++)
+		rm(*n, NULL);
+}
+
 static void detached(const brig_ctx *ctx, spare_state *s, bool filling)
 {
 	setsid();
@@ -189,8 +199,7 @@ static void detached(const brig_ctx *ctx, spare_state *s, bool filling)
 		dup2(null, fd);
 	if (filling && s->holder) /* first: the next run may be waiting for one */
 		fill(ctx, s);
-	for (char **n = s->used; n && *n; n++)
-		s->lb->be->remove(*n, NULL);
+	remove_used(s);
 }
 
 void spare_detach(brig_ctx *ctx)
@@ -217,8 +226,7 @@ void spare_detach(brig_ctx *ctx)
 			;
 		return;
 	}
-	for (char **n = s->used; n && *n; n++) /* no process: removed here */
-		s->lb->be->remove(*n, NULL);
+	remove_used(s); /* no process: removed here */
 }
 
 int spare_gc(brig_ctx *ctx, const loaded_backend *lb, int *removed)
@@ -231,6 +239,12 @@ int spare_gc(brig_ctx *ctx, const loaded_backend *lb, int *removed)
 	cleanup_close int fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd >= 0)
 		flock_wait(fd, GC_FILL_WAIT); /* spares being started: removed once they are */
+	/* and no claim meanwhile: a spare being removed must not become a box's holder */
+	cleanup_free char *claim = lock_path(ctx, "lock");
+	cleanup_close int cfd =
+		claim ? open(claim, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600) : -1;
+	if (cfd >= 0)
+		flock_wait(cfd, GC_FILL_WAIT);
 	cleanup_free char *label = xasprintf("brig.spare-domain=%s", domain);
 	char **names = NULL, **owners = NULL;
 	brig_error *e = NULL;
