@@ -213,10 +213,11 @@ void spare_detach(brig_ctx *ctx)
 	bool filling = fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) == 0;
 	pid_t pid = fork();
 	if (pid == 0) {
-		if (fork() == 0) {
+		pid_t g = fork();
+		if (g == 0)
 			detached(ctx, s, filling);
-			_exit(0);
-		}
+		else if (g < 0) /* no grandchild: the holders at least, while brig waits */
+			remove_used(s);
 		_exit(0);
 	}
 	if (fd >= 0)
