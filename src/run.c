@@ -585,8 +585,6 @@ static char *explain_image(const brig_spec *spec)
 			 pin ? "pinned, verified" : "not pinned: the ID the tag names now");
 }
 
-/* The backend's rendering of the box, after its network holder's when it has one (what
- * start_detached does with it). */
 /* The label of the spares a box's network holder may be (spare.h), or NULL: none. */
 static char *explain_spare_label(const brig_ctx *ctx, const loaded_backend *lb,
 				 const brig_spec *spec)
@@ -597,6 +595,8 @@ static char *explain_spare_label(const brig_ctx *ctx, const loaded_backend *lb,
 	return key ? xasprintf(SPEC_SPARE_LABEL "=%s", key) : NULL;
 }
 
+/* The backend's rendering of the box, after its network holder's when it has one (what
+ * start_detached does with it), and where a spare may take the holder's place. */
 static int explain_text(const brig_ctx *ctx, const loaded_backend *lb, const brig_spec *spec,
 			char **out, brig_error **err)
 {

@@ -49,10 +49,12 @@ static char *domain_id(const brig_ctx *ctx, bool create)
 		if (fd >= 0) {
 			ssize_t n = read(fd, buf, DOMAIN_HEX);
 			close(fd);
-			if (n != DOMAIN_HEX)
-				return NULL;
-			buf[DOMAIN_HEX] = '\0';
-			return strspn(buf, "0123456789abcdef") == DOMAIN_HEX ? xstrdup(buf) : NULL;
+			buf[n == DOMAIN_HEX ? DOMAIN_HEX : 0] = '\0';
+			if (strspn(buf, "0123456789abcdef") == DOMAIN_HEX)
+				return xstrdup(buf);
+			core_debug("spare: %s is not %d hex digits: no spares (remove it)", path,
+				   DOMAIN_HEX);
+			return NULL;
 		}
 		if (errno != ENOENT || !create)
 			return NULL;
@@ -62,6 +64,7 @@ static char *domain_id(const brig_ctx *ctx, bool create)
 		for (size_t i = 0; i < sizeof rnd; i++)
 			snprintf(buf + 2 * i, 3, "%02x", rnd[i]);
 		cleanup_free char *tmp = xasprintf("%s.%ld", path, (long)getpid());
+		unlink(tmp); /* a dead process's of this pid */
 		fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 		if (fd < 0)
 			return NULL;
